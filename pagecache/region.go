@@ -2,6 +2,7 @@ package pagecache
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"syscall"
@@ -136,9 +137,16 @@ func sendfileOnce(src syscall.RawConn, outfd int, off *int64, remaining int64) (
 		}
 	})
 	if cerr != nil {
-		return 0, cerr
+		return 0, closedError(cerr)
 	}
 	return max(n, 0), e
+}
+
+// closedError maps the error of RawConn.Control, which fails only when the
+// descriptor is closing, to one that wraps os.ErrClosed as os.File's own
+// methods do.
+func closedError(err error) error {
+	return fmt.Errorf("%w (%v)", os.ErrClosed, err)
 }
 
 // SendTo is for a NON-BLOCKING socket fd driven by an event loop (epoll). It
