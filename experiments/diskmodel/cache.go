@@ -151,7 +151,7 @@ func LoadOrCalibrate(ctx context.Context, dir string, maxAge time.Duration, opts
 	if err != nil && !errors.Is(err, ErrCorruptCache) {
 		return Calibration{}, err
 	}
-	if ok && (!c.Quick || opts.Quick) {
+	if ok && c.satisfies(opts) {
 		return c, nil
 	}
 	c, err = Calibrate(ctx, dir, opts)
@@ -162,6 +162,12 @@ func LoadOrCalibrate(ctx context.Context, dir string, maxAge time.Duration, opts
 		return Calibration{}, err
 	}
 	return c, nil
+}
+
+// satisfies reports whether c is thorough enough for a request with opts:
+// a full calibration serves any request, a Quick one only Quick requests.
+func (c Calibration) satisfies(opts Options) bool {
+	return !c.Quick || opts.Quick
 }
 
 // ForTempDir is LoadOrCalibrate on os.TempDir() with DefaultMaxAge: the

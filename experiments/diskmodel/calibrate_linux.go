@@ -5,6 +5,7 @@ import (
 	crand "crypto/rand"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -73,7 +74,8 @@ func describe(dir string, opts Options, start time.Time) (Calibration, error) {
 	return Calibration{
 		Version: cacheVersion, Dir: abs, Device: dev, Host: hostname(),
 		FSType: fsType(abs), Taken: start.UTC(), Quick: opts.Quick,
-		FileSize: opts.FileSize, LoadAvg1: loadAvg1(), Runs: map[string]Run{},
+		FileSize: opts.FileSize, LoadAvg1: loadAvg1(), CPUs: runtime.NumCPU(),
+		Runs: map[string]Run{},
 	}, nil
 }
 

@@ -49,6 +49,7 @@ type Calibration struct {
 	// high value means other work shared the machine and the figures are
 	// pessimistic.
 	LoadAvg1 float64 `json:"load_avg_1"`
+	CPUs     int     `json:"cpus"` // runtime.NumCPU(), to read LoadAvg1 against
 	// ReadMethod is MethodDirect or MethodFadvise: how SeqReadBps and
 	// RandRead4K kept the page cache out of the measurement.
 	ReadMethod string `json:"read_method"`

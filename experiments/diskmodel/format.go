@@ -33,9 +33,12 @@ func (c Calibration) String() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "disk model of %s (%s, device %d:%d, host %s)\n",
 		c.Dir, c.FSType, unix.Major(c.Device), unix.Minor(c.Device), c.Host)
-	fmt.Fprintf(&sb, "taken %s in %s; %s; test file %d MiB; device reads via %s; %.1f%% resident after eviction; load average %.2f\n",
+	fmt.Fprintf(&sb, "taken %s in %s; %s; test file %d MiB; device reads via %s; %.1f%% resident after eviction; load average %.2f on %d CPUs\n",
 		c.Taken.Format(time.RFC3339), c.Elapsed.Round(time.Millisecond), c.mode(),
-		c.FileSize>>20, c.ReadMethod, 100*c.ColdResident, c.LoadAvg1)
+		c.FileSize>>20, c.ReadMethod, 100*c.ColdResident, c.LoadAvg1, c.CPUs)
+	for _, w := range c.warnings() {
+		fmt.Fprintf(&sb, "warning: %s\n", w)
+	}
 	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%-30s\tmedian\tmin\tmax\tp99\tn\t\n", "figure")
 	for _, f := range figures {
@@ -49,6 +52,19 @@ func (c Calibration) String() string {
 	}
 	tw.Flush()
 	return sb.String()
+}
+
+// warnings lists what makes the figures less trustworthy.
+func (c Calibration) warnings() []string {
+	var w []string
+	if c.ColdResident > 0.5 {
+		w = append(w, fmt.Sprintf("%.0f%% of the test file stayed in memory after eviction (%s): the device figures are memory figures",
+			100*c.ColdResident, c.FSType))
+	}
+	if c.CPUs > 0 && c.LoadAvg1 >= float64(c.CPUs)/2 {
+		w = append(w, fmt.Sprintf("load average %.2f on %d CPUs: the machine was busy, figures are pessimistic", c.LoadAvg1, c.CPUs))
+	}
+	return w
 }
 
 func (c Calibration) mode() string {
