@@ -2,6 +2,7 @@ package pagecache
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -212,7 +213,7 @@ func openModelFiles(rt *rapid.T, dir string, n int) ([]*os.File, [][]byte) {
 	model := make([][]byte, n)
 	for i := range files {
 		model[i] = rapid.SliceOfN(rapid.Byte(), 0, 20*4096).Draw(rt, "initial")
-		path := filepath.Join(dir, rapid.StringMatching(`[a-z]{8}`).Draw(rt, "name"))
+		path := filepath.Join(dir, fmt.Sprintf("%020d.log", i))
 		if err := os.WriteFile(path, model[i], 0o644); err != nil {
 			rt.Fatal(err)
 		}
