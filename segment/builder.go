@@ -189,8 +189,9 @@ var rebuildScratch = sync.Pool{New: func() any { return new([]byte) }}
 // record's timestamp and MaxTimestamp the largest, except that a batch with
 // a delete horizon (attribute bit 6) keeps h.BaseTimestamp as its base, and
 // a LogAppendTime batch uses h.MaxTimestamp for both. With no records the
-// result is the empty batch of writeEmptyHeader: both timestamps are
-// h.MaxTimestamp (h.BaseTimestamp stays the base if bit 6 is set).
+// result is exactly DefaultRecordBatch.writeEmptyHeader's 61 bytes: no
+// records section, codec none, no delete horizon, BaseTimestamp -1 and
+// MaxTimestamp h.MaxTimestamp (RETAIN_EMPTY keeps producer state, C8).
 //
 // To start a delete horizon, set AttrDeleteHorizon in h.Attributes and the
 // horizon in h.BaseTimestamp before calling.
@@ -202,6 +203,11 @@ func RebuildBatch(h BatchHeader, recs []Record) ([]byte, error) {
 func AppendRebuiltBatch(dst []byte, h BatchHeader, recs []Record) ([]byte, error) {
 	if err := checkRebuild(h, recs); err != nil {
 		return dst, err
+	}
+	if len(recs) == 0 {
+		h.Attributes &^= AttrCompressionMask | AttrDeleteHorizon
+		h.BaseTimestamp, h.RecordCount, h.Magic = NoTimestamp, 0, MagicV2
+		return appendBatch(dst, h, nil)
 	}
 	h.BaseTimestamp, h.MaxTimestamp = rebuiltTimestamps(h, recs)
 	h.RecordCount = int32(len(recs))
@@ -236,14 +242,12 @@ func checkRebuild(h BatchHeader, recs []Record) error {
 	return nil
 }
 
-// rebuiltTimestamps returns the base and max timestamps of a rebuilt batch.
+// rebuiltTimestamps returns the base and max timestamps of a rebuilt batch;
+// REQUIRES len(recs) > 0.
 func rebuiltTimestamps(h BatchHeader, recs []Record) (base, maxTS int64) {
-	switch {
-	case h.TimestampType() == TimestampLogAppendTime:
+	if h.TimestampType() == TimestampLogAppendTime {
 		base, maxTS = h.MaxTimestamp, h.MaxTimestamp
-	case len(recs) == 0:
-		base, maxTS = h.MaxTimestamp, h.MaxTimestamp
-	default:
+	} else {
 		base, maxTS = recs[0].Timestamp, recs[0].Timestamp
 		for i := range recs {
 			maxTS = max(maxTS, recs[i].Timestamp)

@@ -114,8 +114,8 @@ func (d *BatchDecoder) decode(b []byte, dst []Record, own bool) ([]Record, error
 // records returns the uncompressed records section. When own is set, a
 // compressed batch is decompressed into a fresh, exactly sized slice.
 func (d *BatchDecoder) records(h BatchHeader, section []byte, own bool) ([]byte, error) {
-	if h.Compression() == CompressionNone {
-		return section, nil
+	if h.Compression() == CompressionNone || len(section) == 0 {
+		return section, nil // an empty section holds no records, whatever the codec
 	}
 	limit := d.MaxDecompressedBytes
 	if limit <= 0 {
