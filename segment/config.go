@@ -1,0 +1,144 @@
+package segment
+
+import (
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/varve/varve/index"
+)
+
+// Kafka's topic-level defaults (LogConfig / ServerLogConfigs).
+const (
+	DefaultSegmentBytes       = 1 << 30            // segment.bytes
+	DefaultSegmentMs          = 7 * 24 * time.Hour // segment.ms
+	DefaultIndexIntervalBytes = 4096               // index.interval.bytes
+	DefaultSegmentIndexBytes  = index.DefaultMaxIndexSize
+	DefaultMaxMessageBytes    = 1048588          // max.message.bytes
+	DefaultFileDeleteDelay    = 60 * time.Second // file.delete.delay.ms
+	// minSegmentBytes is Kafka's lower bound for segment.bytes (LegacyRecord.RECORD_OVERHEAD_V0 = 14).
+	minSegmentBytes = 14
+)
+
+// Config is a partition log's configuration. Each field carries the name
+// of the Kafka topic-level setting it mirrors; a zero value means Kafka's
+// default.
+type Config struct {
+	// SegmentBytes is segment.bytes: a segment rolls before an append
+	// that would take it past this size. Default 1 GiB.
+	SegmentBytes int64
+	// SegmentMs is segment.ms: a segment rolls once the new batch's
+	// timestamp is this far past the segment's first batch. Default 7 days.
+	SegmentMs time.Duration
+	// SegmentJitterMs is segment.jitter.ms: a random amount, chosen once
+	// per segment in [0, min(SegmentJitterMs, SegmentMs)), subtracted from
+	// SegmentMs. Default 0.
+	SegmentJitterMs time.Duration
+	// IndexIntervalBytes is index.interval.bytes: an offset and a time
+	// index entry are added once this many bytes were appended since the
+	// last entry. Default 4096.
+	IndexIntervalBytes int
+	// SegmentIndexBytes is segment.index.bytes: the preallocated size of
+	// each index file; a full index rolls the segment. Default 10 MiB.
+	SegmentIndexBytes int
+	// FlushMessages is flush.messages: the log is fsynced once this many
+	// messages (offsets) were appended since the recovery point. 1 means
+	// every append is durable before Append returns. 0 means Kafka's
+	// default, never.
+	FlushMessages int64
+	// FlushMs is flush.ms: the log is fsynced when this long has passed
+	// since the last flush. 0 means Kafka's default, never.
+	FlushMs time.Duration
+	// MaxMessageBytes is max.message.bytes: the largest batch the log
+	// accepts. Default 1048588.
+	MaxMessageBytes int
+	// FileDeleteDelay is file.delete.delay.ms: how long a removed
+	// segment's files stay (renamed *.deleted) so reads in progress finish.
+	// Default 60 s.
+	FileDeleteDelay time.Duration
+
+	// The fields below are not Kafka settings.
+
+	// FS is the file system the log writes through; nil means the
+	// operating system's. Tests wrap it to inject faults.
+	FS FS
+	// Logger receives recovery reports and background errors; nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// Now is the clock used for roll and flush decisions; nil means time.Now.
+	Now func() time.Time
+	// Managed, when non-nil, says that the caller (a log manager) owns the
+	// recovery-point checkpoint, the log-start-offset checkpoint and the
+	// clean-shutdown marker for this log, and hands their values in. When
+	// nil, the log keeps these files in its own directory, so that a
+	// library user gets crash safety without a manager.
+	Managed *ManagedState
+}
+
+// ManagedState is what a log manager knows about a log before opening it.
+type ManagedState struct {
+	CleanShutdown  bool  // the log dir's clean-shutdown marker was present
+	RecoveryPoint  int64 // from recovery-point-offset-checkpoint, -1 if absent
+	LogStartOffset int64 // from log-start-offset-checkpoint, -1 if absent
+}
+
+// withDefaults returns c with every zero field set to Kafka's default, or
+// an error naming the first invalid setting.
+func (c Config) withDefaults() (Config, error) {
+	if c.SegmentBytes == 0 {
+		c.SegmentBytes = DefaultSegmentBytes
+	}
+	if c.SegmentMs == 0 {
+		c.SegmentMs = DefaultSegmentMs
+	}
+	if c.IndexIntervalBytes == 0 {
+		c.IndexIntervalBytes = DefaultIndexIntervalBytes
+	}
+	if c.SegmentIndexBytes == 0 {
+		c.SegmentIndexBytes = DefaultSegmentIndexBytes
+	}
+	if c.FlushMessages == 0 {
+		c.FlushMessages = math.MaxInt64
+	}
+	if c.MaxMessageBytes == 0 {
+		c.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if c.FileDeleteDelay == 0 {
+		c.FileDeleteDelay = DefaultFileDeleteDelay
+	}
+	if c.FS == nil {
+		c.FS = OSFS{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c, c.validate()
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.SegmentBytes < minSegmentBytes || c.SegmentBytes > math.MaxInt32:
+		return fmt.Errorf("%w: segment.bytes=%d must be in [%d, %d]", ErrInvalidConfig, c.SegmentBytes, minSegmentBytes, math.MaxInt32)
+	case c.SegmentMs < time.Millisecond:
+		return fmt.Errorf("%w: segment.ms=%v must be at least 1 ms", ErrInvalidConfig, c.SegmentMs)
+	case c.SegmentJitterMs < 0:
+		return fmt.Errorf("%w: segment.jitter.ms=%v must not be negative", ErrInvalidConfig, c.SegmentJitterMs)
+	case c.IndexIntervalBytes < 0:
+		return fmt.Errorf("%w: index.interval.bytes=%d must not be negative", ErrInvalidConfig, c.IndexIntervalBytes)
+	case c.SegmentIndexBytes < 4*index.TimeEntrySize:
+		return fmt.Errorf("%w: segment.index.bytes=%d must be at least %d", ErrInvalidConfig, c.SegmentIndexBytes, 4*index.TimeEntrySize)
+	case c.FlushMessages < 1:
+		return fmt.Errorf("%w: flush.messages=%d must be at least 1", ErrInvalidConfig, c.FlushMessages)
+	case c.FlushMs < 0:
+		return fmt.Errorf("%w: flush.ms=%v must not be negative", ErrInvalidConfig, c.FlushMs)
+	case c.MaxMessageBytes < BatchHeaderSize:
+		return fmt.Errorf("%w: max.message.bytes=%d must be at least %d", ErrInvalidConfig, c.MaxMessageBytes, BatchHeaderSize)
+	case c.FileDeleteDelay < 0:
+		return fmt.Errorf("%w: file.delete.delay.ms=%v must not be negative", ErrInvalidConfig, c.FileDeleteDelay)
+	}
+	return nil
+}

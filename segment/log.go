@@ -1,0 +1,634 @@
+package segment
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/varve/varve/pagecache"
+)
+
+// Log is the ordered segments of one partition: Kafka's UnifiedLog and
+// LocalLog, without replication. See doc.go for its concurrency contract.
+type Log struct {
+	dir string
+	tp  TopicPartition
+	cfg Config
+
+	// mu is the writer lock: appends, rolls, truncation, segment removal.
+	mu sync.Mutex
+	// flushMu serialises fsyncs and the closing of segment files, so that
+	// a flush never meets a closed file. Lock order: mu, then flushMu.
+	flushMu sync.Mutex
+
+	segs          atomic.Pointer[[]*Segment] // sorted by base offset; replaced, never mutated
+	start         atomic.Int64               // log start offset
+	end           atomic.Int64               // log end offset (LEO)
+	recoveryPoint atomic.Int64               // every offset below it is fsynced
+	lastFlush     atomic.Int64               // unix nanoseconds of the last flush
+	dirDirty      atomic.Bool                // a segment was created since the directory was last fsynced
+	werr          atomic.Pointer[error]      // sticky write error
+	closed        atomic.Bool
+
+	report RecoveryReport
+
+	sealed   chan *Segment // rolled segments for the flusher goroutine
+	stop     chan struct{}
+	done     sync.WaitGroup
+	deleting sync.WaitGroup // pending delayed file deletions
+	pending  struct {
+		sync.Mutex
+		segs map[*Segment]*time.Timer
+	}
+}
+
+// AppendInfo describes what an append wrote.
+type AppendInfo struct {
+	FirstOffset  int64 // base offset of the first batch
+	LastOffset   int64 // last offset of the last batch
+	MaxTimestamp int64 // largest batch max timestamp, -1 when none
+	Batches      int
+	Bytes        int
+}
+
+// Dir is the log's directory.
+func (l *Log) Dir() string { return l.dir }
+
+// TopicPartition is the partition named by the log's directory.
+func (l *Log) TopicPartition() TopicPartition { return l.tp }
+
+// StartOffset is the first offset a reader may ask for.
+func (l *Log) StartOffset() int64 { return l.start.Load() }
+
+// EndOffset is the offset the next appended record will get (the log end
+// offset, LEO).
+func (l *Log) EndOffset() int64 { return l.end.Load() }
+
+// RecoveryPoint is the offset below which every byte is fsynced.
+func (l *Log) RecoveryPoint() int64 { return l.recoveryPoint.Load() }
+
+// Recovery says what opening the log found and repaired.
+func (l *Log) Recovery() RecoveryReport { return l.report }
+
+// Config is the log's configuration with Kafka's defaults filled in.
+func (l *Log) Config() Config { return l.cfg }
+
+// Size is the total size in bytes of the log's segments.
+func (l *Log) Size() int64 {
+	var n int64
+	for _, s := range *l.segs.Load() {
+		n += s.Size()
+	}
+	return n
+}
+
+func (l *Log) segments() []*Segment { return *l.segs.Load() }
+
+func (l *Log) active() *Segment {
+	segs := l.segments()
+	return segs[len(segs)-1]
+}
+
+func (l *Log) setSegments(segs []*Segment) { l.segs.Store(&segs) }
+
+// checkWritable returns the sticky error or ErrClosed. REQUIRES mu.
+func (l *Log) checkWritable() error {
+	if l.closed.Load() {
+		return fmt.Errorf("%s: %w", l.dir, ErrClosed)
+	}
+	if p := l.werr.Load(); p != nil {
+		return fmt.Errorf("%s: %w: %w", l.dir, ErrLogFailed, *p)
+	}
+	return nil
+}
+
+// fail records a write error; the log refuses appends from then on.
+func (l *Log) fail(err error) error {
+	l.werr.CompareAndSwap(nil, &err)
+	return err
+}
+
+// Append appends one or more producer batches as the leader: each batch
+// is validated by its header and CRC, given the next offsets by writing
+// its base offset in place (b is modified), and stored verbatim. A batch
+// that fails validation rejects the whole append and nothing is written.
+func (l *Log) Append(b []byte) (AppendInfo, error) {
+	info, err := l.validate(b)
+	if err != nil {
+		return info, err
+	}
+	l.mu.Lock()
+	if err := l.checkWritable(); err != nil {
+		l.mu.Unlock()
+		return info, err
+	}
+	next := l.end.Load()
+	info.FirstOffset = next
+	for p := 0; p < len(b); {
+		h, _ := ParseHeader(b[p:])
+		SetBaseOffset(b[p:], next)
+		next += int64(h.LastOffsetDelta) + 1
+		p += int(h.Size())
+	}
+	info.LastOffset = next - 1
+	err = l.appendLocked(b, info)
+	l.mu.Unlock()
+	if err != nil {
+		return info, err
+	}
+	return info, l.maybeFlush(next)
+}
+
+// AppendReplicated appends batches that already carry their offsets, as
+// a follower does with what it fetched from the leader. The first batch
+// must start at or after the log end offset and offsets must increase.
+func (l *Log) AppendReplicated(b []byte) (AppendInfo, error) {
+	info, err := l.validate(b)
+	if err != nil {
+		return info, err
+	}
+	l.mu.Lock()
+	if err := l.checkWritable(); err != nil {
+		l.mu.Unlock()
+		return info, err
+	}
+	next := l.end.Load()
+	for p := 0; p < len(b); {
+		h, _ := ParseHeader(b[p:])
+		if h.BaseOffset < next {
+			l.mu.Unlock()
+			return info, fmt.Errorf("%s: %w: batch at offset %d, log end offset %d", l.dir, ErrNonContiguous, h.BaseOffset, next)
+		}
+		if p == 0 {
+			info.FirstOffset = h.BaseOffset
+		}
+		next = h.NextOffset()
+		p += int(h.Size())
+	}
+	info.LastOffset = next - 1
+	err = l.appendLocked(b, info)
+	l.mu.Unlock()
+	if err != nil {
+		return info, err
+	}
+	return info, l.maybeFlush(next)
+}
+
+// validate checks every batch in b without decoding records and sums
+// what the append will write.
+func (l *Log) validate(b []byte) (AppendInfo, error) {
+	info := AppendInfo{MaxTimestamp: noTimestamp, Bytes: len(b)}
+	if len(b) == 0 {
+		return info, fmt.Errorf("%s: %w: empty append", l.dir, ErrCorruptBatch)
+	}
+	if int64(len(b)) > l.cfg.SegmentBytes {
+		return info, fmt.Errorf("%s: %w: %d bytes exceed segment.bytes=%d", l.dir, ErrRecordBatchTooLarge, len(b), l.cfg.SegmentBytes)
+	}
+	for p := 0; p < len(b); {
+		_, n, err := NextBatch(b[p:], l.cfg.MaxMessageBytes)
+		if err != nil {
+			return info, fmt.Errorf("%s: batch %d at byte %d: %w", l.dir, info.Batches, p, err)
+		}
+		h, err := ValidateBatch(b[p : p+n])
+		if err != nil {
+			return info, fmt.Errorf("%s: batch %d at byte %d: %w", l.dir, info.Batches, p, err)
+		}
+		info.MaxTimestamp = max(info.MaxTimestamp, h.MaxTimestamp)
+		info.Batches++
+		p += n
+	}
+	return info, nil
+}
+
+// appendLocked rolls if needed and writes b, whose batches carry their
+// final offsets, to the active segment. REQUIRES mu.
+func (l *Log) appendLocked(b []byte, info AppendInfo) error {
+	s := l.active()
+	if s.shouldRoll(int64(len(b)), info.MaxTimestamp, info.LastOffset) {
+		if err := l.roll(info.FirstOffset); err != nil {
+			return err
+		}
+		s = l.active()
+	}
+	pos := s.size.Load()
+	if _, err := s.log.WriteAt(b, pos); err != nil {
+		return l.fail(ioErr("append", s.Path(), err))
+	}
+	var next int64
+	for p := 0; p < len(b); {
+		h, _ := ParseHeader(b[p:])
+		s.track(h, pos+int64(p), int(h.Size()))
+		if err := s.maybeIndex(h, pos+int64(p)); err != nil {
+			return l.fail(err)
+		}
+		next = h.NextOffset()
+		p += int(h.Size())
+	}
+	s.size.Store(pos + int64(len(b)))
+	s.next.Store(next)
+	l.end.Store(next)
+	return nil
+}
+
+// Roll seals the active segment and starts a new one at the log end
+// offset. An empty active segment is left as it is.
+func (l *Log) Roll() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.checkWritable(); err != nil {
+		return err
+	}
+	if l.active().Size() == 0 {
+		return nil
+	}
+	return l.roll(l.end.Load())
+}
+
+// roll seals the active segment and starts a new one at max(firstOffset,
+// LEO); the sealed segment goes to the flusher goroutine, which fsyncs
+// it off the append path. REQUIRES mu.
+func (l *Log) roll(firstOffset int64) error {
+	old := l.active()
+	base := max(firstOffset, l.end.Load())
+	if old.Size() == 0 && old.base == base {
+		return nil
+	}
+	if err := old.seal(); err != nil {
+		return l.fail(err)
+	}
+	s, err := createSegment(l.dir, base, &l.cfg, "")
+	if err != nil {
+		return l.fail(err)
+	}
+	segs := l.segments()
+	next := make([]*Segment, 0, len(segs)+1)
+	if old.Size() == 0 {
+		// An empty segment would sit between offsets; replace it.
+		next = append(next, segs[:len(segs)-1]...)
+		l.scheduleDelete(old)
+	} else {
+		next = append(next, segs...)
+	}
+	l.setSegments(append(next, s))
+	l.dirDirty.Store(true)
+	if old.Size() > 0 {
+		l.sealed <- old
+	}
+	return nil
+}
+
+// Segments describes the log's segments, oldest first, for retention,
+// compaction and tools.
+func (l *Log) Segments() []SegmentInfo {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	segs := l.segments()
+	out := make([]SegmentInfo, len(segs))
+	for i, s := range segs {
+		out[i] = s.info(i == len(segs)-1)
+	}
+	return out
+}
+
+// SegmentInfo describes one segment.
+type SegmentInfo struct {
+	BaseOffset       int64
+	NextOffset       int64
+	Size             int64
+	MaxTimestamp     int64 // largest batch timestamp, -1 if none
+	LargestTimestamp int64 // MaxTimestamp, or the file's mtime when none (what retention uses)
+	FirstTimestamp   int64 // first batch's max timestamp, -1 if none
+	Path             string
+	Active           bool
+}
+
+func (s *Segment) info(active bool) SegmentInfo {
+	return SegmentInfo{
+		BaseOffset: s.base, NextOffset: s.NextOffset(), Size: s.Size(),
+		MaxTimestamp: s.maxTimestamp, LargestTimestamp: s.LargestTimestamp(),
+		FirstTimestamp: s.rollingBase, Path: s.Path(), Active: active,
+	}
+}
+
+// floorSegment returns the index of the segment that holds offset: the
+// last one whose base is at most offset, or 0.
+func floorSegment(segs []*Segment, offset int64) int {
+	i := sort.Search(len(segs), func(i int) bool { return segs[i].base > offset })
+	return max(i-1, 0)
+}
+
+// Read returns the bytes from the batch holding offset onwards, up to
+// maxBytes (at least one whole batch), as a file region that a caller
+// can send with sendfile. Reading at the log end offset returns an empty
+// region. As in Kafka, the region may end inside a batch; Records and
+// ReadBytes drop such a partial tail.
+func (l *Log) Read(offset int64, maxBytes int) (pagecache.Region, error) {
+	return l.ReadBounded(offset, maxBytes, l.end.Load(), true)
+}
+
+// ReadBounded is Read with an exclusive upper bound upTo (a high
+// watermark, say): no batch at or past upTo is returned. With
+// minOneBatch false, a first batch larger than maxBytes yields an empty
+// region instead.
+func (l *Log) ReadBounded(offset int64, maxBytes int, upTo int64, minOneBatch bool) (pagecache.Region, error) {
+	start, end := l.start.Load(), l.end.Load()
+	if offset < start || offset > end {
+		return pagecache.Region{}, fmt.Errorf("%s: %w: offset %d, log has [%d, %d)", l.dir, ErrOffsetOutOfRange, offset, start, end)
+	}
+	upTo = min(upTo, end)
+	if offset >= upTo || maxBytes <= 0 && !minOneBatch {
+		return pagecache.Region{}, nil
+	}
+	segs := l.segments()
+	for i := floorSegment(segs, offset); i < len(segs); i++ {
+		r, found, err := l.readSegment(segs[i], offset, maxBytes, upTo, minOneBatch)
+		if err != nil || found {
+			return r, err
+		}
+		if upTo <= segs[i].NextOffset() {
+			break
+		}
+	}
+	return pagecache.Region{}, nil
+}
+
+func (l *Log) readSegment(s *Segment, offset int64, maxBytes int, upTo int64, minOne bool) (pagecache.Region, bool, error) {
+	maxPos := s.Size()
+	if upTo < s.NextOffset() {
+		p, err := s.positionOf(upTo)
+		if err != nil {
+			return pagecache.Region{}, false, l.readErr(offset, err)
+		}
+		maxPos = p
+	}
+	pos, n, found, err := s.read(offset, maxBytes, maxPos, minOne)
+	if err != nil || !found {
+		return pagecache.Region{}, false, l.readErr(offset, err)
+	}
+	return pagecache.Region{File: s.log.OS(), Off: pos, Len: n}, true, nil
+}
+
+// readErr turns the failure of a read whose segment was removed under it
+// into a clean out-of-range error.
+func (l *Log) readErr(offset int64, err error) error {
+	if err == nil {
+		return nil
+	}
+	if offset < l.start.Load() || l.closed.Load() {
+		return fmt.Errorf("%s: %w: offset %d was removed while being read", l.dir, ErrOffsetOutOfRange, offset)
+	}
+	return err
+}
+
+// ReadBytes is the copying variant of Read: it returns whole batches
+// only, starting with the one holding offset, up to maxBytes (at least
+// one batch).
+func (l *Log) ReadBytes(offset int64, maxBytes int) ([]byte, error) {
+	r, err := l.Read(offset, maxBytes)
+	if err != nil || r.Len == 0 {
+		return nil, err
+	}
+	buf, err := r.Bytes()
+	if err != nil {
+		return nil, l.readErr(offset, err)
+	}
+	return buf[:wholeBatches(buf)], nil
+}
+
+// wholeBatches returns the length of the prefix of buf made of whole
+// batches.
+func wholeBatches(buf []byte) int {
+	p := 0
+	for len(buf)-p >= LogOverhead {
+		h, err := ParseHeader(buf[p:])
+		if err != nil && len(buf)-p >= BatchHeaderSize || h.Size() < BatchHeaderSize || int64(len(buf)-p) < h.Size() {
+			break
+		}
+		p += int(h.Size())
+	}
+	return p
+}
+
+// Flush fsyncs everything appended so far and advances the recovery
+// point to the log end offset.
+func (l *Log) Flush() error {
+	if err := l.flushTo(l.end.Load()); err != nil {
+		return err
+	}
+	return l.checkpoint()
+}
+
+// maybeFlush applies flush.messages after an append that ended at next.
+func (l *Log) maybeFlush(next int64) error {
+	if next-l.recoveryPoint.Load() < l.cfg.FlushMessages {
+		return nil
+	}
+	return l.flushTo(next)
+}
+
+// flushTo makes every offset below target durable. Appends that arrive
+// while an fsync runs are covered by the next one, which any of them
+// starts: concurrent appenders share fsyncs (group commit).
+func (l *Log) flushTo(target int64) error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	if l.recoveryPoint.Load() >= target {
+		return nil
+	}
+	if p := l.werr.Load(); p != nil {
+		return fmt.Errorf("%s: %w: %w", l.dir, ErrLogFailed, *p)
+	}
+	end := l.end.Load() // everything below end was written before this load
+	rp := l.recoveryPoint.Load()
+	dirty := l.dirDirty.Swap(false)
+	for _, s := range l.segments() {
+		if s.NextOffset() <= rp || s.base >= end || s.closed {
+			continue
+		}
+		if err := s.flush(); err != nil {
+			return l.fail(err)
+		}
+	}
+	if dirty {
+		if err := l.cfg.FS.SyncDir(l.dir); err != nil {
+			l.dirDirty.Store(true)
+			return l.fail(ioErr("fsync dir", l.dir, err))
+		}
+	}
+	l.advanceRecoveryPoint(end)
+	l.lastFlush.Store(l.cfg.Now().UnixNano())
+	return nil
+}
+
+// advanceRecoveryPoint raises the recovery point, never lowering it.
+// REQUIRES flushMu.
+func (l *Log) advanceRecoveryPoint(to int64) {
+	if to > l.recoveryPoint.Load() {
+		l.recoveryPoint.Store(to)
+	}
+}
+
+// flusher fsyncs sealed segments handed over by roll and applies
+// flush.ms. It is the log's only long-lived goroutine.
+func (l *Log) flusher() {
+	defer l.done.Done()
+	var tick <-chan time.Time
+	if l.cfg.FlushMs > 0 {
+		t := time.NewTicker(min(l.cfg.FlushMs, time.Second))
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case s := <-l.sealed:
+			l.flushSealed(s)
+		case <-tick:
+			if l.cfg.Now().UnixNano()-l.lastFlush.Load() >= int64(l.cfg.FlushMs) {
+				if err := l.flushTo(l.end.Load()); err != nil {
+					l.cfg.Logger.Error("scheduled flush failed", "dir", l.dir, "err", err)
+				}
+			}
+		case <-l.stop:
+			for {
+				select {
+				case s := <-l.sealed:
+					l.flushSealed(s)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// flushSealed fsyncs a rolled segment and the directory, then advances
+// the recovery point past it, as Kafka's one-shot flush after a roll.
+func (l *Log) flushSealed(s *Segment) {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	if s.closed || s.NextOffset() <= l.recoveryPoint.Load() {
+		return
+	}
+	if err := s.flush(); err != nil {
+		l.fail(err)
+		l.cfg.Logger.Error("flush of rolled segment failed", "segment", s.Path(), "err", err)
+		return
+	}
+	if l.dirDirty.Swap(false) {
+		if err := l.cfg.FS.SyncDir(l.dir); err != nil {
+			l.dirDirty.Store(true)
+			l.fail(ioErr("fsync dir", l.dir, err))
+			return
+		}
+	}
+	if l.recoveryPoint.Load() >= s.base {
+		l.advanceRecoveryPoint(s.NextOffset())
+	}
+	if l.cfg.Managed == nil {
+		if err := l.writeCheckpointFile(RecoveryPointCheckpointFile, l.recoveryPoint.Load()); err != nil {
+			l.cfg.Logger.Warn("recovery point checkpoint failed", "dir", l.dir, "err", err)
+		}
+	}
+}
+
+// scheduleDelete renames a removed segment's files to *.deleted and
+// deletes them after file.delete.delay.ms, so that reads in progress on
+// them finish. REQUIRES mu.
+func (l *Log) scheduleDelete(s *Segment) {
+	if err := s.renameTo(DeletedSuffix); err != nil {
+		l.cfg.Logger.Warn("rename of removed segment failed", "segment", s.Path(), "err", err)
+	}
+	l.deleteLater(s)
+}
+
+// deleteLater deletes s's files after file.delete.delay.ms.
+func (l *Log) deleteLater(s *Segment) {
+	l.pending.Lock()
+	defer l.pending.Unlock()
+	l.deleting.Add(1)
+	l.pending.segs[s] = time.AfterFunc(l.cfg.FileDeleteDelay, func() { l.deleteNow(s) })
+}
+
+func (l *Log) deleteNow(s *Segment) {
+	l.pending.Lock()
+	_, ok := l.pending.segs[s]
+	delete(l.pending.segs, s)
+	l.pending.Unlock()
+	if !ok {
+		return
+	}
+	defer l.deleting.Done()
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	if err := s.remove(); err != nil {
+		l.cfg.Logger.Warn("delete of removed segment failed", "segment", s.Path(), "err", err)
+	}
+}
+
+// finishDeletes deletes every pending segment now (at close).
+func (l *Log) finishDeletes() {
+	l.pending.Lock()
+	segs := make([]*Segment, 0, len(l.pending.segs))
+	for s, t := range l.pending.segs {
+		if t.Stop() {
+			segs = append(segs, s)
+		}
+	}
+	l.pending.Unlock()
+	for _, s := range segs {
+		l.deleteNow(s)
+	}
+	l.deleting.Wait()
+}
+
+// checkpoint writes the recovery point and log start offset files when
+// the log manages them itself.
+func (l *Log) checkpoint() error {
+	if l.cfg.Managed != nil {
+		return nil
+	}
+	if err := l.writeCheckpointFile(RecoveryPointCheckpointFile, l.recoveryPoint.Load()); err != nil {
+		return err
+	}
+	return l.writeCheckpointFile(LogStartOffsetCheckpointFile, l.start.Load())
+}
+
+func (l *Log) writeCheckpointFile(name string, offset int64) error {
+	return WriteCheckpoint(l.cfg.FS, filepath.Join(l.dir, name), map[TopicPartition]int64{l.tp: offset})
+}
+
+// Close flushes the log, writes its checkpoints and, when it manages
+// them itself, the clean-shutdown marker, then closes every file. A
+// closed log refuses appends; reads in progress end with
+// ErrOffsetOutOfRange.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed.Swap(true) {
+		return nil
+	}
+	close(l.stop)
+	l.done.Wait()
+	var err error
+	if l.werr.Load() == nil {
+		err = l.flushTo(l.end.Load())
+		if err == nil {
+			err = l.checkpoint()
+		}
+	}
+	l.finishDeletes()
+	l.flushMu.Lock()
+	for _, s := range l.segments() {
+		if e := s.close(); e != nil && err == nil {
+			err = e
+		}
+	}
+	l.flushMu.Unlock()
+	if err == nil && l.werr.Load() == nil && l.cfg.Managed == nil {
+		err = WriteFileAtomic(l.cfg.FS, filepath.Join(l.dir, CleanShutdownFile), []byte(`{"version":0,"brokerEpoch":0}`))
+	}
+	return err
+}

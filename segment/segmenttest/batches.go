@@ -1,0 +1,65 @@
+package segmenttest
+
+import (
+	"encoding/binary"
+	"fmt"
+	"testing"
+
+	"github.com/varve/varve/segment"
+)
+
+// Batch builds an uncompressed batch of n records whose values are
+// valueSize bytes derived from seed, with timestamp ts (0 means now).
+func Batch(tb testing.TB, n, valueSize int, seed, ts int64) []byte {
+	tb.Helper()
+	b := segment.NewBatchBuilder(segment.CompressionNone)
+	for i := 0; i < n; i++ {
+		b.Append(segment.Record{Key: Key(seed, i), Value: Value(seed, i, valueSize), Timestamp: ts})
+	}
+	out, err := b.Build()
+	if err != nil {
+		tb.Fatalf("build batch: %v", err)
+	}
+	return out
+}
+
+// Key is the key of record i of the batch made with seed.
+func Key(seed int64, i int) []byte { return []byte(fmt.Sprintf("k-%d-%d", seed, i)) }
+
+// Value fills size bytes from seed and i, so that every record differs.
+func Value(seed int64, i, size int) []byte {
+	v := make([]byte, size)
+	x := uint64(seed)*0x9E3779B97F4A7C15 + uint64(i)
+	for j := 0; j < size; j += 8 {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		var w [8]byte
+		binary.LittleEndian.PutUint64(w[:], x)
+		copy(v[j:], w[:])
+	}
+	return v
+}
+
+// WithBase returns a copy of batch with its base offset set, as a log
+// stores it.
+func WithBase(batch []byte, base int64) []byte {
+	c := append([]byte(nil), batch...)
+	segment.SetBaseOffset(c, base)
+	return c
+}
+
+// Batches splits buf into its whole batches.
+func Batches(tb testing.TB, buf []byte) [][]byte {
+	tb.Helper()
+	var out [][]byte
+	for p := 0; p < len(buf); {
+		_, n, err := segment.NextBatch(buf[p:], len(buf)-p)
+		if err != nil {
+			break
+		}
+		out = append(out, buf[p:p+n])
+		p += n
+	}
+	return out
+}
