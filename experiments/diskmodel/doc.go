@@ -18,8 +18,8 @@
 // random (incompressible) bytes, or a 4 KiB prefix of it. Each figure is
 // the median of several repetitions: whole-file passes repeat at least 3 and
 // at most 7 times (page-cache reads up to 25), latencies are sampled at least
-// 8 times after 2 untimed warm-ups; both stop once Options.Duration has
-// passed and the minimum is reached. Runs keeps min, median, p99 (nearest
+// 8 times after untimed warm-ups; both stop once Options.Duration has passed
+// and the minimum is reached. Runs keeps min, median, p99 (nearest
 // rank) and max of each figure. In order:
 //
 //  1. SeqWriteBps, PageCacheWriteBps: create a file, write(2) FileSize bytes
@@ -49,7 +49,10 @@
 //     write(2), then fdatasync, timed together. Appends grow the file, so
 //     each fdatasync also commits the size, as a log append does. (Kafka's
 //     flush is FileChannel.force(true), an fsync; for appends the two write
-//     the same metadata.)
+//     the same metadata.) The sizes alternate in 4 rounds of blocks (a 4 KiB
+//     block, then a 1 MiB block, each a quarter of Duration, each opened by
+//     one untimed append), so both points see the same moments of a shared
+//     disk while no 4 KiB sample pays for the 1 MiB flush just before it.
 //
 // A calibration records what could bias it: LoadAvg1 (other work on the
 // machine makes figures pessimistic), FSType, ReadMethod, ColdResident.

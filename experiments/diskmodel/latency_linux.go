@@ -58,38 +58,99 @@ func (m *meter) openRandom() (*os.File, error) {
 // fsyncs measures Fsync4K and Fsync1M: append n bytes to a new file with
 // write(2), then fdatasync, timing both together. Appending grows the file,
 // so each fdatasync also commits the new size, as a log append does.
+//
+// The two sizes alternate in blocks: fsyncRounds rounds of a 4 KiB block
+// then a 1 MiB block, each a quarter of the budget (twice Duration in all),
+// each block starting with one untimed append. On a shared machine the
+// disk's load changes from second to second; measured one after the other,
+// the two points FsyncLatency interpolates between could come from
+// different regimes. Blocks, rather than alternating single appends, keep
+// a 4 KiB sample from paying for the 1 MiB flush just before it.
 func (m *meter) fsyncs(c *Calibration) error {
-	var err error
-	c.Fsync4K, c.Fsync4KP99, err = m.fsyncRun(c, RunFsync4K, pageSize, maxFsync4KSamples)
+	small, err := m.newAppender(RunFsync4K, pageSize)
 	if err != nil {
 		return err
 	}
-	maxN := max(minLatencySamples, int(m.opts.FileSize/chunkSize))
-	c.Fsync1M, c.Fsync1MP99, err = m.fsyncRun(c, RunFsync1M, chunkSize, maxN)
-	return err
+	defer small.close()
+	large, err := m.newAppender(RunFsync1M, chunkSize)
+	if err != nil {
+		return err
+	}
+	defer large.close()
+	block := 2 * m.opts.Duration / (2 * fsyncRounds)
+	maxLarge := max(minLatencySamples, int(m.opts.FileSize/chunkSize))
+	var smalls, larges []float64
+	for round := 0; round < fsyncRounds || len(smalls) < minLatencySamples || len(larges) < minLatencySamples; round++ {
+		if smalls, err = small.block(smalls, block, maxFsync4KSamples); err != nil {
+			return err
+		}
+		if larges, err = large.block(larges, block, maxLarge); err != nil {
+			return err
+		}
+		if len(smalls) >= maxFsync4KSamples && len(larges) >= maxLarge {
+			break
+		}
+	}
+	c.Fsync4K = time.Duration(record(c, RunFsync4K, smalls))
+	c.Fsync4KP99 = time.Duration(c.Runs[RunFsync4K].P99)
+	c.Fsync1M = time.Duration(record(c, RunFsync1M, larges))
+	c.Fsync1MP99 = time.Duration(c.Runs[RunFsync1M].P99)
+	return nil
 }
 
-// fsyncRun times appends of n bytes + fdatasync to a new file named name,
-// records them as run name and returns the median and p99.
-func (m *meter) fsyncRun(c *Calibration, name string, n int64, maxN int) (med, p99 time.Duration, err error) {
+// appender appends n bytes + fdatasync to a file of its own.
+type appender struct {
+	m    *meter
+	name string
+	f    *os.File
+	n    int64
+}
+
+func (m *meter) newAppender(name string, n int64) (*appender, error) {
 	path := m.path(name)
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return 0, 0, wrap(name, path, err)
+		return nil, wrap(name, path, err)
 	}
-	defer os.Remove(path)
-	defer f.Close()
-	samples, err := m.latencies(maxN, func() error {
-		if _, err := f.Write(m.data[:n]); err != nil {
-			return err
-		}
-		return unix.Fdatasync(int(f.Fd()))
-	}, nil)
+	return &appender{m: m, name: name, f: f, n: n}, nil
+}
+
+// append writes n bytes at the end of the file and fdatasyncs, returning
+// the time both took in nanoseconds.
+func (a *appender) append() (float64, error) {
+	start := time.Now()
+	if _, err := a.f.Write(a.m.data[:a.n]); err != nil {
+		return 0, wrap(a.name, a.f.Name(), err)
+	}
+	if err := unix.Fdatasync(int(a.f.Fd())); err != nil {
+		return 0, wrap(a.name, a.f.Name(), err)
+	}
+	return float64(time.Since(start).Nanoseconds()), nil
+}
+
+// block runs one untimed append, then timed ones for dur (at least 2, at
+// most a fsyncRounds-th of maxN, and never beyond maxN in all), and returns
+// samples with the new ones added.
+func (a *appender) block(samples []float64, dur time.Duration, maxN int) ([]float64, error) {
+	room := min(maxN-len(samples), max(2, (maxN+fsyncRounds-1)/fsyncRounds))
+	if room <= 0 {
+		return samples, nil
+	}
+	if _, err := a.append(); err != nil {
+		return nil, err
+	}
+	more, err := repeat(a.m.ctx, dur, min(2, room), room, a.append)
 	if err != nil {
-		return 0, 0, wrap(name, path, err)
+		return nil, wrap(a.name, a.f.Name(), err)
 	}
-	med = time.Duration(record(c, name, samples))
-	return med, time.Duration(c.Runs[name].P99), nil
+	return append(samples, more...), nil
+}
+
+// close closes and removes the file (the temp directory's removal would
+// catch it too; this frees the space early).
+func (a *appender) close() {
+	a.f.Close()
+	os.Remove(a.f.Name())
 }
 
 // latencies runs op latencyWarmup times untimed, then times it (in ns)

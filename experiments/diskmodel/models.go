@@ -153,3 +153,16 @@ func (c Calibration) fsyncKnots() (xs, ys []float64) {
 func lerp(x0, y0, x1, y1, x float64) float64 {
 	return y0 + (y1-y0)*(x-x0)/(x1-x0)
 }
+
+// Ratio is how a measured time compares with the model's prediction for the
+// same work, as a throughput ratio: predicted/measured. 1.0 means as fast as
+// the disk model allows, 0.5 half as fast, above 1 faster than the model
+// (a cache the model does not know about, or a stale calibration). It is 0
+// when either time is not positive. Benchmarks report it with
+// b.ReportMetric(diskmodel.Ratio(elapsed, predicted), "x-model").
+func Ratio(measured, predicted time.Duration) float64 {
+	if measured <= 0 || predicted <= 0 {
+		return 0
+	}
+	return predicted.Seconds() / measured.Seconds()
+}

@@ -161,13 +161,14 @@ func TestPredictWriteWithFsyncDoesNotOverflow(t *testing.T) {
 	}
 }
 
-func TestWarnings(t *testing.T) {
-	calm := Calibration{CPUs: 4, LoadAvg1: 0.5, ColdResident: 0}
-	if w := calm.warnings(); len(w) != 0 {
-		t.Fatalf("idle machine, evicted file: warnings %q", w)
+func TestRatio(t *testing.T) {
+	if got := Ratio(2*time.Second, time.Second); got != 0.5 {
+		t.Fatalf("twice as slow as the model: %v, want 0.5", got)
 	}
-	busy := Calibration{CPUs: 2, LoadAvg1: 1.5, ColdResident: 0.97, FSType: "tmpfs"}
-	if w := busy.warnings(); len(w) != 2 {
-		t.Fatalf("busy machine on tmpfs: warnings %q, want 2", w)
+	if got := Ratio(time.Second, 3*time.Second); got != 3 {
+		t.Fatalf("three times faster: %v, want 3", got)
+	}
+	if got := Ratio(0, time.Second); got != 0 {
+		t.Fatalf("no measurement: %v, want 0", got)
 	}
 }

@@ -18,7 +18,8 @@ const (
 	maxSeqReps               = 7       // ... and at most
 	maxPageCacheReps         = 25      // page-cache passes are cheap; take more of them
 	minLatencySamples        = 8       // fsync and random-read samples, at least
-	maxFsync4KSamples        = 2000    // cap so a fast device does not grow a huge file
+	fsyncRounds              = 4       // alternating 4 KiB and 1 MiB fsync blocks, each
+	maxFsync4KSamples        = 2000    // cap on 4 KiB fsync samples
 	maxRandReadSamples       = 20000
 	latencyWarmup            = 2 // samples run and discarded before timing
 )
