@@ -1,0 +1,115 @@
+package net
+
+import "time"
+
+// Kafka's defaults for the properties in Config (SocketServerConfigs,
+// ServerConfigs).
+const (
+	DefaultNumNetworkThreads        = 3
+	DefaultNumIOThreads             = 8
+	DefaultQueuedMaxRequests        = 500
+	DefaultSocketRequestMaxBytes    = 104857600 // 100 MiB
+	DefaultConnectionsMaxIdle       = 600000 * time.Millisecond
+	DefaultSocketSendBufferBytes    = 102400
+	DefaultSocketReceiveBufferBytes = 102400
+)
+
+// pollTimeout bounds one epoll_wait, as Kafka's Processor polls with 300 ms.
+const pollTimeout = 300 * time.Millisecond
+
+// Config holds the network settings, named after Kafka's broker properties.
+// A zero field takes Kafka's default; see each field for the meaning of a
+// negative value.
+type Config struct {
+	// NumNetworkThreads is Kafka's num.network.threads: the number of
+	// processors (each with its own epoll instance) per listener. Default 3.
+	NumNetworkThreads int
+
+	// NumIOThreads is Kafka's num.io.threads: the number of handler
+	// goroutines taking requests from the request channel. Default 8.
+	NumIOThreads int
+
+	// QueuedMaxRequests is Kafka's queued.max.requests: the capacity of the
+	// request channel between processors and handlers. When it is full,
+	// processors stop reading from their connections. Default 500.
+	QueuedMaxRequests int
+
+	// SocketRequestMaxBytes is Kafka's socket.request.max.bytes: the largest
+	// size prefix accepted. A larger or negative one closes the connection
+	// before any buffer is allocated. Default 104857600.
+	SocketRequestMaxBytes int32
+
+	// ConnectionsMaxIdle is Kafka's connections.max.idle.ms: a connection
+	// with no request in flight and no traffic for this long is closed.
+	// Default 600000 ms; negative disables idle expiry.
+	ConnectionsMaxIdle time.Duration
+
+	// SocketSendBufferBytes is Kafka's socket.send.buffer.bytes: SO_SNDBUF of
+	// accepted connections. Default 102400; -1 keeps the OS default (and
+	// with it Linux's buffer autotuning).
+	SocketSendBufferBytes int
+
+	// SocketReceiveBufferBytes is Kafka's socket.receive.buffer.bytes:
+	// SO_RCVBUF of accepted connections. Default 102400; -1 keeps the OS
+	// default.
+	SocketReceiveBufferBytes int
+
+	// MaxConnections is Kafka's max.connections: accepted connections above
+	// it are closed at once. Default (0) is unlimited, as Kafka's Int.MaxValue.
+	MaxConnections int
+}
+
+// DefaultConfig returns Kafka's defaults.
+func DefaultConfig() Config {
+	return Config{}.withDefaults()
+}
+
+// withDefaults fills zero fields with Kafka's defaults.
+func (c Config) withDefaults() Config {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.NumNetworkThreads, DefaultNumNetworkThreads)
+	def(&c.NumIOThreads, DefaultNumIOThreads)
+	def(&c.QueuedMaxRequests, DefaultQueuedMaxRequests)
+	def(&c.SocketSendBufferBytes, DefaultSocketSendBufferBytes)
+	def(&c.SocketReceiveBufferBytes, DefaultSocketReceiveBufferBytes)
+	if c.SocketRequestMaxBytes == 0 {
+		c.SocketRequestMaxBytes = DefaultSocketRequestMaxBytes
+	}
+	if c.ConnectionsMaxIdle == 0 {
+		c.ConnectionsMaxIdle = DefaultConnectionsMaxIdle
+	}
+	return c
+}
+
+// validate reports the first property whose value cannot work. It expects
+// defaults to have been applied.
+func (c Config) validate() error {
+	positive := []struct {
+		prop string
+		v    int
+	}{
+		{"num.network.threads", c.NumNetworkThreads},
+		{"num.io.threads", c.NumIOThreads},
+		{"queued.max.requests", c.QueuedMaxRequests},
+		{"socket.request.max.bytes", int(c.SocketRequestMaxBytes)},
+	}
+	for _, p := range positive {
+		if p.v < 1 {
+			return &ConfigError{Property: p.prop, Value: p.v, Reason: "must be at least 1"}
+		}
+	}
+	if c.SocketSendBufferBytes < -1 {
+		return &ConfigError{Property: "socket.send.buffer.bytes", Value: c.SocketSendBufferBytes, Reason: "must be -1 or positive"}
+	}
+	if c.SocketReceiveBufferBytes < -1 {
+		return &ConfigError{Property: "socket.receive.buffer.bytes", Value: c.SocketReceiveBufferBytes, Reason: "must be -1 or positive"}
+	}
+	if c.MaxConnections < 0 {
+		return &ConfigError{Property: "max.connections", Value: c.MaxConnections, Reason: "must not be negative"}
+	}
+	return nil
+}

@@ -1,0 +1,78 @@
+// Package net is Varve's network layer: Kafka's request framing and two
+// servers behind one asynchronous Handler interface.
+//
+// The Reactor is built as Kafka's SocketServer is: per listener one acceptor
+// goroutine and num.network.threads processors, each an epoll loop
+// (edge-triggered, golang.org/x/sys/unix) owning its connections; one
+// request channel bounded by queued.max.requests; num.io.threads handler
+// goroutines. GoroutineServer serves the same Handler with one goroutine per
+// connection and blocking I/O through the Go runtime, for comparison
+// (experiments/reactor).
+//
+// net knows nothing of segments or of the Kafka APIs: it reads frames,
+// parses the request header, and writes back bytes and pagecache.Regions
+// (sendfile), prefixed with the size and the response header. It imports
+// the standard library's net as stdnet.
+//
+// # Wire format
+//
+// Request frame, big-endian (frame.go, header.go):
+//
+//	0   int32  size of what follows; 0 <= size <= socket.request.max.bytes,
+//	           checked before anything is allocated, else the connection closes
+//	4   int16  api key
+//	6   int16  api version
+//	8   int32  correlation id
+//	12  int16  client id length (-1 = null), then the client id bytes
+//	    header v2 only (flexible versions, known from kmsg): uvarint count
+//	    of tagged fields, each uvarint tag, uvarint size, data
+//	    then the request body, handed to the Handler as Request.Body
+//
+// Response frame (send.go): int32 size, int32 correlation id, then for
+// flexible versions one 0 byte (no tagged fields; response header v1) except
+// for ApiVersions, whose response header is always v0; then the Response
+// parts in order.
+//
+// # Ordering and flow control
+//
+// A connection has at most one request in flight: once a frame is read the
+// connection is muted (not read) until its response has been written
+// entirely, or a NoResponse (acks=0) or Close response arrives. Pipelined
+// requests wait in the socket buffer, so responses leave in request order
+// even when the handler completes requests out of order. When the request
+// channel is full, a Reactor processor stops reading all its connections
+// (still writing responses) until a handler takes a request and wakes it;
+// a GoroutineServer connection blocks on the channel.
+//
+// Partial writes (of bytes, through writev, or of regions, through
+// pagecache.Region.SendTo) resume on the next EPOLLOUT; a processor never
+// blocks on a socket. Idle connections (no request in flight) are closed
+// after connections.max.idle.ms.
+//
+// # Goroutines and ownership
+//
+//   - acceptor (one per Reactor.Serve): accepts with accept4 on the
+//     listener's descriptor, applies socket options, queues connections
+//     round-robin on its processors' bounded queues.
+//   - processor (num.network.threads per listener): owns its epoll fd,
+//     eventfd and connections; every rconn field is touched by it alone.
+//     Handlers reach it only through enqueue (mutex-guarded list plus an
+//     eventfd write).
+//   - handler (num.io.threads, shared by all listeners): takes requests and
+//     calls Handler.Serve.
+//   - GoroutineServer: one goroutine per Serve (accept loop) and one per
+//     connection, plus the handlers.
+//
+// The Handler's respond function may be called from any goroutine, exactly
+// once; later calls are ignored and counted. Response.Done, if set, runs on a
+// network goroutine when the response has been handed to the kernel or
+// abandoned; a region's file must stay open until then.
+//
+// # Shutdown
+//
+// Shutdown stops the acceptors, closes connections without a request in
+// flight, lets the others finish (their response is written, then they
+// close), then stops the handler goroutines. If its context ends first,
+// every connection is closed at once; handlers still inside Serve return
+// when Serve returns, and their responses get ErrServerClosed through Done.
+package net

@@ -1,0 +1,216 @@
+package net
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+)
+
+// Frame layout (Kafka's NetworkReceive), big-endian:
+//
+//	offset 0  int32  size: number of bytes that follow, 0 <= size <= socket.request.max.bytes
+//	offset 4  [size]byte  the request: header (see header.go) then body
+//
+// The size prefix is part of the wire format and must not change.
+const sizePrefixLen = 4
+
+// initialBodyCap is the most a frame buffer holds before its bytes arrive.
+// Bodies grow (doubling, capped at the announced size) as bytes come in, so a
+// peer that announces 100 MiB and then sends nothing costs this much, not
+// 100 MiB. The size prefix itself is checked before any allocation.
+const initialBodyCap = 16 << 10
+
+// minDirectRead is the smallest body remainder read straight into the body
+// buffer instead of through a scratch buffer, to avoid copying big frames.
+const minDirectRead = 32 << 10
+
+// frameDecoder assembles size-prefixed frames from arbitrary chunks of a byte
+// stream. It is the framing core shared by the Reactor's processors (which
+// feed it from non-blocking reads) and by FrameReader (blocking reads). A
+// frameDecoder is used by one goroutine at a time.
+type frameDecoder struct {
+	max  int32
+	hdr  [sizePrefixLen]byte
+	nhdr int
+	size int    // announced body size once the prefix is complete, -1 before
+	body []byte // body bytes received so far
+}
+
+func newFrameDecoder(max int32) frameDecoder {
+	return frameDecoder{max: max, size: -1}
+}
+
+// inFrame reports whether part of a frame has been received.
+func (d *frameDecoder) inFrame() bool { return d.nhdr > 0 }
+
+// feed consumes bytes of p up to the end of the current frame. It returns how
+// many bytes it consumed and, when that completed a frame, the frame's body
+// (owned by the caller from then on). Bytes after a completed frame are left
+// in p for the next call. A size prefix out of range yields *FrameSizeError
+// before anything is allocated; the decoder must not be used after an error.
+func (d *frameDecoder) feed(p []byte) (n int, frame []byte, err error) {
+	if d.size < 0 {
+		k := copy(d.hdr[d.nhdr:], p)
+		d.nhdr += k
+		n += k
+		p = p[k:]
+		if d.nhdr < sizePrefixLen {
+			return n, nil, nil
+		}
+		if err := d.startBody(); err != nil {
+			return n, nil, err
+		}
+	}
+	k := min(d.size-len(d.body), len(p))
+	d.grow(k)
+	d.body = append(d.body, p[:k]...)
+	n += k
+	return n, d.complete(), nil
+}
+
+// startBody checks the completed size prefix and allocates the first part of
+// the body buffer.
+func (d *frameDecoder) startBody() error {
+	size := int32(binary.BigEndian.Uint32(d.hdr[:]))
+	if size < 0 || size > d.max {
+		return &FrameSizeError{Size: size, Max: d.max}
+	}
+	d.size = int(size)
+	d.body = make([]byte, 0, min(d.size, initialBodyCap))
+	return nil
+}
+
+// grow makes room for k more body bytes, doubling the capacity (bounded by
+// the announced size) so a big frame is copied O(log n) times at most.
+func (d *frameDecoder) grow(k int) {
+	need := len(d.body) + k
+	if need <= cap(d.body) {
+		return
+	}
+	c := max(need, min(2*cap(d.body), d.size))
+	nb := make([]byte, len(d.body), c)
+	copy(nb, d.body)
+	d.body = nb
+}
+
+// directSpace returns the unused capacity of the body buffer to read into
+// directly, when the rest of the body is at least minDirectRead bytes; nil
+// otherwise. The caller then reports what it read with commit.
+func (d *frameDecoder) directSpace() []byte {
+	if d.size < 0 || d.size-len(d.body) < minDirectRead {
+		return nil
+	}
+	want := min(d.size-len(d.body), max(cap(d.body)-len(d.body), minDirectRead))
+	d.grow(want)
+	return d.body[len(d.body):cap(d.body)][:want]
+}
+
+// commit records n bytes read into the slice directSpace returned and
+// returns the frame if that completed it.
+func (d *frameDecoder) commit(n int) []byte {
+	d.body = d.body[:len(d.body)+n]
+	return d.complete()
+}
+
+// complete returns the frame and resets the decoder if the body is whole.
+func (d *frameDecoder) complete() []byte {
+	if d.size < 0 || len(d.body) < d.size {
+		return nil
+	}
+	frame := d.body
+	*d = frameDecoder{max: d.max, size: -1}
+	return frame
+}
+
+// FrameReader reads size-prefixed Kafka request frames from a blocking
+// reader. It is what the goroutine-per-connection server reads with, and it
+// uses the same decoder as the Reactor. A FrameReader is not safe for
+// concurrent use.
+type FrameReader struct {
+	r       io.Reader
+	d       frameDecoder
+	buf     []byte // read buffer; nil means exact reads (prefix, then body)
+	pending []byte // bytes read past the last frame, not yet fed
+	err     error  // sticky error
+}
+
+// NewFrameReader returns a reader of frames no larger than maxBytes
+// (socket.request.max.bytes). With bufSize > 0 it reads through a buffer of
+// that size, which saves a read per small frame; with bufSize 0 it reads the
+// 4-byte prefix and then exactly the body, as Kafka's NetworkReceive does.
+func NewFrameReader(r io.Reader, maxBytes int32, bufSize int) *FrameReader {
+	fr := &FrameReader{r: r, d: newFrameDecoder(maxBytes)}
+	if bufSize > 0 {
+		fr.buf = make([]byte, bufSize)
+	}
+	return fr
+}
+
+// ReadFrame returns the next frame's bytes after the size prefix. The slice
+// is the caller's. At a clean end of stream between frames it returns
+// io.EOF; in the middle of a frame, io.ErrUnexpectedEOF. A size prefix out of
+// range gives *FrameSizeError. Errors are sticky.
+func (fr *FrameReader) ReadFrame() ([]byte, error) {
+	if fr.err != nil {
+		return nil, fr.err
+	}
+	for {
+		frame, err := fr.step()
+		if err != nil {
+			fr.err = err
+			return nil, err
+		}
+		if frame != nil {
+			return frame, nil
+		}
+	}
+}
+
+// step feeds buffered bytes or performs one read; it returns a frame when
+// one completed.
+func (fr *FrameReader) step() ([]byte, error) {
+	if len(fr.pending) > 0 {
+		n, frame, err := fr.d.feed(fr.pending)
+		fr.pending = fr.pending[n:]
+		return frame, err
+	}
+	if space := fr.d.directSpace(); space != nil {
+		n, err := fr.r.Read(space)
+		frame := fr.d.commit(n)
+		if frame == nil && err != nil {
+			return nil, fr.readErr(err)
+		}
+		return frame, nil
+	}
+	buf := fr.buf
+	if buf == nil {
+		buf = fr.exactBuf()
+	}
+	n, err := fr.r.Read(buf)
+	fr.pending = buf[:n]
+	if n == 0 && err != nil {
+		return nil, fr.readErr(err)
+	}
+	return nil, nil
+}
+
+// exactBuf returns a slice covering exactly what the current frame still
+// needs (in exact-read mode), so that nothing past the frame is consumed.
+func (fr *FrameReader) exactBuf() []byte {
+	d := &fr.d
+	if d.size < 0 {
+		return d.hdr[d.nhdr:]
+	}
+	need := d.size - len(d.body)
+	d.grow(need)
+	return d.body[len(d.body) : len(d.body)+need]
+}
+
+// readErr converts the error that ended a read: EOF is clean only between
+// frames.
+func (fr *FrameReader) readErr(err error) error {
+	if errors.Is(err, io.EOF) && (fr.d.inFrame() || len(fr.pending) > 0) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}

@@ -1,0 +1,373 @@
+package net
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	stdnet "net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// GoroutineServer is the design the Reactor is compared with: one goroutine
+// per connection, blocking reads and writes through the Go runtime's poller.
+// It shares with the Reactor the framing (FrameReader), the limits, the
+// request channel and handler goroutines, and the ordering: one request in
+// flight per connection. A connection's goroutine blocks while the request
+// channel is full, so backpressure stops each connection separately rather
+// than a whole processor.
+type GoroutineServer struct {
+	cfg        Config
+	h          Handler
+	stats      counters
+	reqs       *requestChannel
+	nextConnID atomic.Uint64
+	forceCh    chan struct{} // closed when Shutdown's context ends
+	connWG     sync.WaitGroup
+
+	mu struct {
+		sync.Mutex
+		closed    bool
+		started   bool
+		listeners map[stdnet.Listener]struct{}
+		conns     map[*gconn]struct{}
+	}
+}
+
+var _ Server = (*GoroutineServer)(nil)
+
+// NewGoroutineServer returns a goroutine-per-connection server serving h.
+func NewGoroutineServer(cfg Config, h Handler) (*GoroutineServer, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if h == nil {
+		return nil, errors.New("net: NewGoroutineServer: nil handler")
+	}
+	s := &GoroutineServer{cfg: cfg, h: h, forceCh: make(chan struct{})}
+	s.reqs = newRequestChannel(cfg.QueuedMaxRequests, &s.stats)
+	s.mu.listeners = map[stdnet.Listener]struct{}{}
+	s.mu.conns = map[*gconn]struct{}{}
+	return s, nil
+}
+
+// ListenAndServe listens on the TCP address addr and serves it.
+func (s *GoroutineServer) ListenAndServe(addr string) error {
+	ln, err := stdnet.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("net: listen %s: %w", addr, err)
+	}
+	return s.Serve(ln)
+}
+
+// Serve accepts connections on ln, one goroutine each, until Shutdown or
+// a listener failure. Serve closes ln when it returns.
+func (s *GoroutineServer) Serve(ln stdnet.Listener) error {
+	defer ln.Close()
+	if !s.track(ln) {
+		return ErrServerClosed
+	}
+	name := ln.Addr().String()
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.closing() {
+				return ErrServerClosed
+			}
+			if ne, ok := err.(stdnet.Error); ok && ne.Timeout() {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				time.Sleep(backoff)
+				continue
+			}
+			return fmt.Errorf("net: accept on %s: %w", name, err)
+		}
+		backoff = 0
+		s.startConn(nc, name)
+	}
+}
+
+// track registers ln and starts the handler goroutines on first use.
+func (s *GoroutineServer) track(ln stdnet.Listener) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		return false
+	}
+	s.mu.listeners[ln] = struct{}{}
+	if !s.mu.started {
+		s.mu.started = true
+		s.reqs.start(s.cfg.NumIOThreads, s.h)
+	}
+	return true
+}
+
+func (s *GoroutineServer) closing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.closed
+}
+
+// startConn applies the socket settings and starts the connection's goroutine.
+func (s *GoroutineServer) startConn(nc stdnet.Conn, listener string) {
+	s.stats.accepted.Add(1)
+	if limit := s.cfg.MaxConnections; limit > 0 && s.stats.connections.Load() >= int64(limit) {
+		s.stats.rejected.Add(1)
+		nc.Close()
+		return
+	}
+	if tc, ok := nc.(*stdnet.TCPConn); ok {
+		tc.SetNoDelay(true)
+		if s.cfg.SocketSendBufferBytes > 0 {
+			tc.SetWriteBuffer(s.cfg.SocketSendBufferBytes)
+		}
+		if s.cfg.SocketReceiveBufferBytes > 0 {
+			tc.SetReadBuffer(s.cfg.SocketReceiveBufferBytes)
+		}
+	}
+	id := s.nextConnID.Add(1)
+	gc := &gconn{srv: s, nc: nc, resp: make(chan delivery, 1),
+		info: ConnInfo{ID: id, Listener: listener, Remote: nc.RemoteAddr()}}
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	s.mu.conns[gc] = struct{}{}
+	s.connWG.Add(1)
+	s.mu.Unlock()
+	s.stats.connections.Add(1)
+	go gc.serve()
+}
+
+// Shutdown closes the listeners, wakes idle connections so they close, lets
+// connections with a request in flight write their response first, then
+// stops the handlers. If ctx ends first every connection is closed at once.
+func (s *GoroutineServer) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.closed = true
+	for ln := range s.mu.listeners {
+		ln.Close()
+	}
+	conns := make([]*gconn, 0, len(s.mu.conns))
+	for gc := range s.mu.conns {
+		conns = append(conns, gc)
+	}
+	started := s.mu.started
+	s.mu.Unlock()
+
+	for _, gc := range conns {
+		gc.interruptIfIdle()
+	}
+	err := waitCtx(ctx, s.connWG.Wait)
+	if err != nil {
+		close(s.forceCh)
+		for _, gc := range conns {
+			gc.nc.Close()
+		}
+		s.connWG.Wait()
+	}
+	if started {
+		s.reqs.close()
+		if werr := waitCtx(ctx, s.reqs.wait); err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+// Stats snapshots the counters. A goroutine server has no processors.
+func (s *GoroutineServer) Stats() Stats { return s.stats.snapshot() }
+
+// forced reports whether Shutdown gave up waiting.
+func (s *GoroutineServer) forced() bool {
+	select {
+	case <-s.forceCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// gconn is one connection of the GoroutineServer and its goroutine.
+type gconn struct {
+	srv  *GoroutineServer
+	nc   stdnet.Conn
+	info ConnInfo
+	resp chan delivery
+
+	mu struct {
+		sync.Mutex
+		inflight bool // a request is being served: Shutdown lets it finish
+		exited   bool
+	}
+}
+
+// deliver implements callOwner.
+func (gc *gconn) deliver(cl *call, r Response) {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	if gc.mu.exited {
+		r.done(ErrConnClosed)
+		return
+	}
+	gc.resp <- delivery{call: cl, resp: r} // capacity 1, one response per request
+}
+
+// abandoned implements callOwner.
+func (gc *gconn) abandoned() bool { return gc.srv.forced() }
+
+// interruptIfIdle makes a connection waiting for its next request return
+// from its read, so that it sees the shutdown.
+func (gc *gconn) interruptIfIdle() {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	if !gc.mu.inflight {
+		gc.nc.SetReadDeadline(time.Unix(1, 0))
+	}
+}
+
+// serve is the connection's goroutine: read a frame, hand it to the
+// handlers, wait for the response, write it, repeat.
+func (gc *gconn) serve() {
+	defer gc.exit()
+	s := gc.srv
+	fr := NewFrameReader(countingReader{gc.nc, &s.stats.bytesIn}, s.cfg.SocketRequestMaxBytes, 0)
+	for gc.idle() {
+		frame, err := fr.ReadFrame()
+		if err != nil {
+			gc.countReadError(err)
+			return
+		}
+		if !gc.begin() {
+			return
+		}
+		if !gc.handle(frame) {
+			return
+		}
+	}
+}
+
+// idle marks the connection as between requests and arms the idle timeout;
+// it returns false if the server is shutting down.
+func (gc *gconn) idle() bool {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	gc.mu.inflight = false
+	if gc.srv.closing() {
+		return false
+	}
+	var deadline time.Time
+	if d := gc.srv.cfg.ConnectionsMaxIdle; d > 0 {
+		deadline = time.Now().Add(d)
+	}
+	gc.nc.SetReadDeadline(deadline)
+	return true
+}
+
+// begin marks a request in flight unless the server is shutting down.
+func (gc *gconn) begin() bool {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	if gc.srv.closing() {
+		return false
+	}
+	gc.mu.inflight = true
+	return true
+}
+
+// countReadError classifies why reading stopped.
+func (gc *gconn) countReadError(err error) {
+	var fse *FrameSizeError
+	switch {
+	case errors.As(err, &fse):
+		gc.srv.stats.badFrames.Add(1)
+	case errors.Is(err, os.ErrDeadlineExceeded) && !gc.srv.closing():
+		gc.srv.stats.idleClosed.Add(1)
+	}
+}
+
+// handle serves one frame; false ends the connection.
+func (gc *gconn) handle(frame []byte) bool {
+	s := gc.srv
+	h, body, err := ParseRequestHeader(frame)
+	if err != nil {
+		s.stats.badFrames.Add(1)
+		return false
+	}
+	cl := &call{owner: gc, stats: &s.stats, req: Request{
+		Key: h.Key, Version: h.Version, CorrelationID: h.CorrelationID,
+		ClientID: h.ClientID, Flexible: h.Flexible, Body: body,
+		Conn: gc.info, Received: time.Now(),
+	}}
+	s.stats.countRequest(h.Key)
+	if !s.reqs.put(cl, s.forceCh) {
+		return false
+	}
+	select {
+	case d := <-gc.resp:
+		return gc.respond(&d)
+	case <-s.forceCh:
+		return false
+	}
+}
+
+// respond writes (or skips) the response; false ends the connection.
+func (gc *gconn) respond(d *delivery) bool {
+	resp := &d.resp
+	if resp.NoResponse && !resp.Close {
+		resp.done(nil)
+		return true
+	}
+	if len(resp.Parts) > 0 || !resp.Close {
+		n, err := writeBlocking(gc.nc, &d.call.req, resp)
+		gc.srv.stats.bytesOut.Add(n)
+		if err != nil {
+			resp.done(errors.Join(ErrConnClosed, err))
+			return false
+		}
+		gc.srv.stats.responses.Add(1)
+	}
+	resp.done(nil)
+	return !resp.Close
+}
+
+// exit closes the connection and answers Done of a late response.
+func (gc *gconn) exit() {
+	gc.nc.Close()
+	gc.mu.Lock()
+	gc.mu.exited = true
+	gc.mu.Unlock()
+	select {
+	case d := <-gc.resp:
+		d.resp.done(ErrConnClosed)
+	default:
+	}
+	s := gc.srv
+	s.mu.Lock()
+	delete(s.mu.conns, gc)
+	s.mu.Unlock()
+	s.stats.connections.Add(-1)
+	s.stats.closed.Add(1)
+	s.connWG.Done()
+}
+
+// countingReader counts the bytes read from a connection.
+type countingReader struct {
+	r stdnet.Conn
+	n *atomic.Int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}

@@ -1,0 +1,107 @@
+package net
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// keySlots bounds the per-key request counters; keys outside [0, keySlots)
+// are counted together as unknown.
+const keySlots = 128
+
+// counters are the atomics both servers update. Plain atomics, no metrics
+// library: the broker exports them as it likes.
+type counters struct {
+	queueSize         atomic.Int64
+	connections       atomic.Int64
+	accepted          atomic.Int64
+	closed            atomic.Int64
+	idleClosed        atomic.Int64
+	rejected          atomic.Int64 // over max.connections
+	badFrames         atomic.Int64
+	bytesIn           atomic.Int64
+	bytesOut          atomic.Int64
+	requests          atomic.Int64
+	responses         atomic.Int64
+	queueFullStalls   atomic.Int64
+	byKey             [keySlots]atomic.Int64
+	unknownKey        atomic.Int64
+	duplicateResponds atomic.Int64
+}
+
+// countRequest records one request of the given key.
+func (c *counters) countRequest(key int16) {
+	c.requests.Add(1)
+	if key >= 0 && key < keySlots {
+		c.byKey[key].Add(1)
+	} else {
+		c.unknownKey.Add(1)
+	}
+}
+
+// Stats is a snapshot of a server's counters. Counters are cumulative since
+// the server was created; gauges (RequestQueueSize, Connections) are current.
+type Stats struct {
+	RequestQueueSize      int64 // requests waiting in the request channel (Kafka's RequestQueueSize)
+	Connections           int64 // open connections
+	ConnectionsAccepted   int64
+	ConnectionsClosed     int64
+	IdleConnectionsClosed int64 // closed by connections.max.idle.ms
+	ConnectionsRejected   int64 // closed at once because of max.connections
+	BadFrames             int64 // connections closed for a bad size prefix or header
+	BytesIn               int64 // bytes read from sockets, size prefixes included
+	BytesOut              int64 // bytes written to sockets, size prefixes and regions included
+	Requests              int64
+	Responses             int64 // responses fully written
+	RequestsByKey         map[int16]int64
+	UnknownKeyRequests    int64 // requests whose key is outside [0, 128)
+	QueueFullStalls       int64 // times reading stopped because the request channel was full
+	DuplicateResponds     int64 // respond calls after the first (ignored)
+	Processors            []ProcessorStats
+}
+
+// ProcessorStats describes one Reactor processor.
+type ProcessorStats struct {
+	ID          int
+	Connections int64
+	IdleTime    time.Duration // time spent in epoll_wait
+	WallTime    time.Duration // time since the processor started
+	Stalled     bool          // not reading: the request channel is full
+}
+
+// IdleRatio is the fraction of the processor's life spent waiting in
+// epoll_wait (Kafka's NetworkProcessorAvgIdlePercent, cumulative). Take two
+// snapshots and divide the differences for a ratio over an interval.
+func (p ProcessorStats) IdleRatio() float64 {
+	if p.WallTime <= 0 {
+		return 1
+	}
+	return float64(p.IdleTime) / float64(p.WallTime)
+}
+
+// snapshot copies the counters.
+func (c *counters) snapshot() Stats {
+	s := Stats{
+		RequestQueueSize:      c.queueSize.Load(),
+		Connections:           c.connections.Load(),
+		ConnectionsAccepted:   c.accepted.Load(),
+		ConnectionsClosed:     c.closed.Load(),
+		IdleConnectionsClosed: c.idleClosed.Load(),
+		ConnectionsRejected:   c.rejected.Load(),
+		BadFrames:             c.badFrames.Load(),
+		BytesIn:               c.bytesIn.Load(),
+		BytesOut:              c.bytesOut.Load(),
+		Requests:              c.requests.Load(),
+		Responses:             c.responses.Load(),
+		UnknownKeyRequests:    c.unknownKey.Load(),
+		QueueFullStalls:       c.queueFullStalls.Load(),
+		DuplicateResponds:     c.duplicateResponds.Load(),
+		RequestsByKey:         map[int16]int64{},
+	}
+	for k := range c.byKey {
+		if n := c.byKey[k].Load(); n > 0 {
+			s.RequestsByKey[int16(k)] = n
+		}
+	}
+	return s
+}
