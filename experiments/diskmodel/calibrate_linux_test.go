@@ -45,8 +45,9 @@ func checkPlausible(t *testing.T, c Calibration) {
 		t.Errorf("a p99 is below its median: %+v", c)
 	}
 	// Copying resident pages is never much slower than fetching them from
-	// a device (loose factor: both are memory on tmpfs or a cached VM disk).
-	if c.PageCacheReadBps < 0.5*c.SeqReadBps {
+	// a device. On tmpfs the "device" reads are memory copies too, and which
+	// of two memory copies wins on a busy machine is noise: skip it there.
+	if c.ColdResident < 0.5 && c.PageCacheReadBps < 0.5*c.SeqReadBps {
 		t.Errorf("PageCacheReadBps %.3g < half of SeqReadBps %.3g", c.PageCacheReadBps, c.SeqReadBps)
 	}
 	if c.ReadMethod != MethodDirect && c.ReadMethod != MethodFadvise {
@@ -84,7 +85,7 @@ func TestCalibrateQuick(t *testing.T) {
 		t.Errorf("identity: %+v", c)
 	}
 	// The seq-write figure is the same group as FsyncLatency's last point.
-	if got, want := c.FsyncLatency(c.FileSize), c.PredictSequentialWrite(c.FileSize); got < want {
+	if got, want := c.FsyncLatency(c.FileSize), c.PredictSequentialWrite(c.FileSize); got+time.Microsecond < want {
 		t.Errorf("FsyncLatency(FileSize) %v < PredictSequentialWrite %v", got, want)
 	}
 }
@@ -161,14 +162,31 @@ func (c *cancelAfter) Err() error {
 	return nil
 }
 
+// checks counts the ctx.Err calls of one calibration with opts.
+func checks(t *testing.T, opts Options) int64 {
+	ctx := &cancelAfter{Context: context.Background()}
+	ctx.n.Store(math.MaxInt64)
+	if _, err := Calibrate(ctx, t.TempDir(), opts); err != nil {
+		t.Fatal(err)
+	}
+	return math.MaxInt64 - ctx.n.Load()
+}
+
 func TestCalibrateCancelledRemovesEverything(t *testing.T) {
-	for _, n := range []int64{0, 3, 10, 40, 100, 400} {
+	// A budget of 1ns makes every measurement stop at its minimum count,
+	// so the number of ctx checks is the same from run to run and each
+	// cancellation point below falls inside the calibration.
+	opts := testOpts
+	opts.Duration = time.Nanosecond
+	total := checks(t, opts)
+	for i := range int64(8) {
+		n := i * total / 8
 		dir := t.TempDir()
 		ctx := &cancelAfter{Context: context.Background()}
 		ctx.n.Store(n)
-		_, err := Calibrate(ctx, dir, testOpts)
+		_, err := Calibrate(ctx, dir, opts)
 		if !errors.Is(err, context.Canceled) {
-			t.Errorf("cancel after %d checks: err %v, want context.Canceled", n, err)
+			t.Errorf("cancel after %d of %d checks: err %v, want context.Canceled", n, total, err)
 		}
 		var e *Error
 		if err != nil && !errors.As(err, &e) {

@@ -4,6 +4,8 @@
 //
 //	go run ./experiments/diskmodel/calibrate -dir DIR [-quick] [-force] [-json]
 //
+// -dir defaults to the temp directory, whose cache diskmodel.ForTempDir
+// (and so every benchmark) reads.
 // Without -force a cached calibration younger than -max-age taken on the
 // same device is printed instead of measuring again.
 package main
@@ -28,7 +30,7 @@ func main() {
 }
 
 func run() error {
-	dir := flag.String("dir", ".", "directory on the device to calibrate; the cache is written here")
+	dir := flag.String("dir", os.TempDir(), "directory on the device to calibrate; the cache is written here (the default is the one benchmarks read, via diskmodel.ForTempDir)")
 	quick := flag.Bool("quick", false, "rough calibration in a few seconds (32 MiB file, 250 ms per figure)")
 	force := flag.Bool("force", false, "measure even if a fresh cache exists")
 	maxAge := flag.Duration("max-age", diskmodel.DefaultMaxAge, "oldest cached calibration to accept")
