@@ -134,3 +134,26 @@ func checkDecode(t *testing.T, b []byte) {
 		}
 	}
 }
+
+func FuzzUpConvertLegacy(f *testing.F) {
+	for _, magic := range []int8{0, 1} {
+		f.Add(legacySet(magic, legacyRecords()))
+		for _, c := range []Compression{CompressionGzip, CompressionSnappy, CompressionLZ4} {
+			f.Add(legacyWrapper(f, magic, c, 0, 99, legacySet(magic, legacyRecords())))
+		}
+	}
+	f.Fuzz(func(t *testing.T, set []byte) {
+		b, err := UpConvertLegacy(set)
+		if err != nil {
+			var ce *CorruptBatchError
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %v is not a *CorruptBatchError", err)
+			}
+			return
+		}
+		if _, err := ValidateClientBatch(b); err != nil {
+			t.Fatalf("up-converted batch invalid: %v", err)
+		}
+		checkDecode(t, b)
+	})
+}
