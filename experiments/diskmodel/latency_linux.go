@@ -60,8 +60,8 @@ func (m *meter) openRandom() (*os.File, error) {
 // so each fdatasync also commits the new size, as a log append does.
 //
 // The two sizes alternate in blocks: fsyncRounds rounds of a 4 KiB block
-// then a 1 MiB block, each a quarter of the budget (twice Duration in all),
-// each block starting with one untimed append. On a shared machine the
+// then a 1 MiB block, each lasting Duration/fsyncRounds (twice Duration in
+// all), each starting with one untimed append. On a shared machine the
 // disk's load changes from second to second; measured one after the other,
 // the two points FsyncLatency interpolates between could come from
 // different regimes. Blocks, rather than alternating single appends, keep
@@ -77,7 +77,7 @@ func (m *meter) fsyncs(c *Calibration) error {
 		return err
 	}
 	defer large.close()
-	block := 2 * m.opts.Duration / (2 * fsyncRounds)
+	block := m.opts.Duration / fsyncRounds
 	maxLarge := max(minLatencySamples, int(m.opts.FileSize/chunkSize))
 	var smalls, larges []float64
 	for round := 0; round < fsyncRounds || len(smalls) < minLatencySamples || len(larges) < minLatencySamples; round++ {
