@@ -3,6 +3,7 @@ package net
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -153,11 +154,7 @@ func (p *processor) run() {
 
 // poll waits for events for at most d and dispatches them.
 func (p *processor) poll(d time.Duration) error {
-	ms := int((d + time.Millisecond - 1) / time.Millisecond)
-	t0 := time.Now()
-	n, err := unix.EpollWait(p.epfd, p.events, ms)
-	p.now = time.Now()
-	p.idleNanos.Add(int64(p.now.Sub(t0)))
+	n, err := p.wait(d)
 	if err == unix.EINTR {
 		return nil
 	}
@@ -176,6 +173,29 @@ func (p *processor) poll(d time.Duration) error {
 		}
 	}
 	return nil
+}
+
+// wait is epoll_wait, timing the blocking part as idle time.
+//
+// A goroutine blocked in a system call keeps its P until the runtime's
+// sysmon takes it back, which can take up to milliseconds; goroutines made
+// runnable by this processor (a handler woken by the request channel) would
+// wait that long. So the processor first polls without blocking and, when
+// nothing is ready, yields its P once (runtime.Gosched) before blocking, as
+// Go event-loop libraries such as gnet do.
+func (p *processor) wait(d time.Duration) (int, error) {
+	n, err := unix.EpollWait(p.epfd, p.events, 0)
+	if n != 0 || d == 0 || (err != nil && err != unix.EINTR) {
+		p.now = time.Now()
+		return n, err
+	}
+	runtime.Gosched()
+	ms := int((d + time.Millisecond - 1) / time.Millisecond)
+	t0 := time.Now()
+	n, err = unix.EpollWait(p.epfd, p.events, ms)
+	p.now = time.Now()
+	p.idleNanos.Add(int64(p.now.Sub(t0)))
+	return n, err
 }
 
 // handleEvent records readiness and serves it.
