@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"runtime/debug"
 	"testing"
 )
 
@@ -37,6 +38,20 @@ func sampleRecords(n int) []Record {
 		recs[i] = r
 	}
 	return recs
+}
+
+// skipUnderRace skips allocation-count tests in a -race build, where
+// sync.Pool drops items at random and counts mean nothing.
+func skipUnderRace(t *testing.T) {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-race" && s.Value == "true" {
+			t.Skip("allocation counts are meaningless under -race")
+		}
+	}
 }
 
 // buildBatch builds a batch of recs with codec c.

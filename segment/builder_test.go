@@ -122,6 +122,7 @@ func TestBuilderResetAndAppendTo(t *testing.T) {
 // A warmed-up builder's Build allocates the returned slice only; AppendTo
 // into a slice with room allocates nothing.
 func TestBuildAllocationsDoNotGrowWithRecords(t *testing.T) {
+	skipUnderRace(t)
 	for _, c := range allCodecs {
 		b := NewBatchBuilder(c)
 		recs := sampleRecords(1000)

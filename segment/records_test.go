@@ -219,6 +219,7 @@ func TestRecordsStopsAtCorruptBatch(t *testing.T) {
 // number of times per batch (decompressed copy, header slab, header keys),
 // whatever the number of records.
 func TestDecodeAllocationsDoNotGrowWithRecords(t *testing.T) {
+	skipUnderRace(t)
 	for _, c := range allCodecs {
 		small := buildBatch(t, c, sampleRecords(10))
 		large := buildBatch(t, c, sampleRecords(1000))
