@@ -12,15 +12,20 @@ import (
 // valueSize bytes derived from seed, with timestamp ts (0 means now).
 func Batch(tb testing.TB, n, valueSize int, seed, ts int64) []byte {
 	tb.Helper()
-	b := segment.NewBatchBuilder(segment.CompressionNone)
-	for i := 0; i < n; i++ {
-		b.Append(segment.Record{Key: Key(seed, i), Value: Value(seed, i, valueSize), Timestamp: ts})
-	}
-	out, err := b.Build()
+	out, err := MakeBatch(n, valueSize, seed, ts)
 	if err != nil {
 		tb.Fatalf("build batch: %v", err)
 	}
 	return out
+}
+
+// MakeBatch is Batch for callers without a testing.TB.
+func MakeBatch(n, valueSize int, seed, ts int64) ([]byte, error) {
+	b := segment.NewBatchBuilder(segment.CompressionNone)
+	for i := 0; i < n; i++ {
+		b.Append(segment.Record{Key: Key(seed, i), Value: Value(seed, i, valueSize), Timestamp: ts})
+	}
+	return b.Build()
 }
 
 // Key is the key of record i of the batch made with seed.

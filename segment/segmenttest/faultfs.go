@@ -25,6 +25,7 @@ type FaultFS struct {
 	// unlimited.
 	writeBudget int64
 	failSync    bool
+	skipSync    bool
 	// opBudget, when >= 0, is how many more Rename/Remove calls succeed;
 	// the next fails without doing anything. -1 is unlimited.
 	opBudget int64
@@ -43,6 +44,11 @@ func (f *FaultFS) CutWritesAfter(n int64) { f.mu.Lock(); f.writeBudget = n; f.mu
 
 // FailSyncs makes every later Sync and SyncDir fail (or succeed again).
 func (f *FaultFS) FailSyncs(fail bool) { f.mu.Lock(); f.failSync = fail; f.mu.Unlock() }
+
+// SkipSyncs turns every Sync and SyncDir into a no-op that reports
+// success (and still counts the data as synced): for tests that exercise
+// recovery logic, not durability, and must not wait for the disk.
+func (f *FaultFS) SkipSyncs(skip bool) { f.mu.Lock(); f.skipSync = skip; f.mu.Unlock() }
 
 // FailOpsAfter lets n more Rename/Remove calls succeed, then fails them
 // all: a crash between two steps of a multi-step file operation.
@@ -149,10 +155,13 @@ func (f *FaultFS) ReadDir(dir string) ([]os.DirEntry, error) { return os.ReadDir
 // SyncDir implements segment.FS.
 func (f *FaultFS) SyncDir(dir string) error {
 	f.mu.Lock()
-	fail := f.failSync
+	fail, skip := f.failSync, f.skipSync
 	f.mu.Unlock()
 	if fail {
 		return ErrInjected
+	}
+	if skip {
+		return nil
 	}
 	return segment.OSFS{}.SyncDir(dir)
 }
@@ -179,13 +188,15 @@ func (ff *faultFile) WriteAt(p []byte, off int64) (int, error) {
 
 func (ff *faultFile) Sync() error {
 	ff.fs.mu.Lock()
-	fail := ff.fs.failSync
+	fail, skip := ff.fs.failSync, ff.fs.skipSync
 	ff.fs.mu.Unlock()
 	if fail {
 		return ErrInjected
 	}
-	if err := ff.File.Sync(); err != nil {
-		return err
+	if !skip {
+		if err := ff.File.Sync(); err != nil {
+			return err
+		}
 	}
 	size, err := ff.File.Size()
 	if err != nil {
