@@ -1,0 +1,48 @@
+package segment_test
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/varve/varve/segment"
+)
+
+// A log used as a library: open it, append records, read them back.
+func Example() {
+	dir, _ := os.MkdirTemp("", "orders-0")
+	defer os.RemoveAll(dir)
+
+	log, err := segment.Open(dir, segment.Config{SegmentBytes: 64 << 20, FlushMessages: 1})
+	if err != nil {
+		panic(err)
+	}
+	defer log.Close()
+
+	b := segment.NewBatchBuilder(segment.CompressionZstd)
+	b.Append(segment.Record{Key: []byte("order-1"), Value: []byte("created")})
+	b.Append(segment.Record{Key: []byte("order-1"), Value: []byte("paid")})
+	batch, err := b.Build()
+	if err != nil {
+		panic(err)
+	}
+	info, err := log.Append(batch) // durable before it returns: flush.messages=1
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("appended offsets", info.FirstOffset, "to", info.LastOffset)
+
+	buf, err := log.ReadBytes(0, 1<<20)
+	if err != nil {
+		panic(err)
+	}
+	for rec, err := range segment.Records(buf) {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%d %s=%s\n", rec.Offset, rec.Key, rec.Value)
+	}
+	// Output:
+	// appended offsets 0 to 1
+	// 0 order-1=created
+	// 1 order-1=paid
+}
