@@ -142,3 +142,33 @@ func (c Config) validate() error {
 	}
 	return nil
 }
+
+// UpdateConfig applies new values of the Kafka settings to an open log,
+// as Kafka does when a topic's configuration changes: the next append,
+// roll and flush decisions use them. FS, Logger, Now and Managed keep the
+// values the log was opened with. SegmentIndexBytes applies to segments
+// created from now on.
+func (l *Log) UpdateConfig(c Config) error {
+	c.FS, c.Logger, c.Now, c.Managed = l.cfg.FS, l.cfg.Logger, l.cfg.Now, l.cfg.Managed
+	c, err := c.withDefaults()
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	old := l.cfg.FlushMs
+	// Field by field: FS, Logger, Now and Managed are read without the
+	// lock by the flush path and must not be written.
+	l.cfg.SegmentBytes, l.cfg.SegmentMs, l.cfg.SegmentJitterMs = c.SegmentBytes, c.SegmentMs, c.SegmentJitterMs
+	l.cfg.IndexIntervalBytes, l.cfg.SegmentIndexBytes = c.IndexIntervalBytes, c.SegmentIndexBytes
+	l.cfg.FlushMessages, l.cfg.FlushMs = c.FlushMessages, c.FlushMs
+	l.cfg.MaxMessageBytes, l.cfg.FileDeleteDelay = c.MaxMessageBytes, c.FileDeleteDelay
+	l.setLimits()
+	if c.FlushMs != old {
+		select {
+		case l.flushMsChanged <- c.FlushMs:
+		default:
+		}
+	}
+	return nil
+}

@@ -34,15 +34,27 @@ type Log struct {
 	closed        atomic.Bool
 
 	report RecoveryReport
+	limits atomic.Pointer[limits] // validation limits, read without mu
 
-	sealed   chan *Segment // rolled segments for the flusher goroutine
-	stop     chan struct{}
-	done     sync.WaitGroup
-	deleting sync.WaitGroup // pending delayed file deletions
-	pending  struct {
+	sealed         chan *Segment // rolled segments for the flusher goroutine
+	flushMsChanged chan time.Duration
+	stop           chan struct{}
+	done           sync.WaitGroup
+	deleting       sync.WaitGroup // pending delayed file deletions
+	pending        struct {
 		sync.Mutex
 		segs map[*Segment]*time.Timer
 	}
+}
+
+// limits are the settings validation reads outside the writer lock.
+type limits struct {
+	segmentBytes    int64
+	maxMessageBytes int
+}
+
+func (l *Log) setLimits() {
+	l.limits.Store(&limits{segmentBytes: l.cfg.SegmentBytes, maxMessageBytes: l.cfg.MaxMessageBytes})
 }
 
 // AppendInfo describes what an append wrote.
@@ -116,7 +128,7 @@ func (l *Log) fail(err error) error {
 // its base offset in place (b is modified), and stored verbatim. A batch
 // that fails validation rejects the whole append and nothing is written.
 func (l *Log) Append(b []byte) (AppendInfo, error) {
-	info, err := l.validate(b)
+	info, err := l.validate(b, ValidateClientBatch)
 	if err != nil {
 		return info, err
 	}
@@ -135,18 +147,19 @@ func (l *Log) Append(b []byte) (AppendInfo, error) {
 	}
 	info.LastOffset = next - 1
 	err = l.appendLocked(b, info)
+	flushMessages := l.cfg.FlushMessages
 	l.mu.Unlock()
 	if err != nil {
 		return info, err
 	}
-	return info, l.maybeFlush(next)
+	return info, l.maybeFlush(next, flushMessages)
 }
 
 // AppendReplicated appends batches that already carry their offsets, as
 // a follower does with what it fetched from the leader. The first batch
 // must start at or after the log end offset and offsets must increase.
 func (l *Log) AppendReplicated(b []byte) (AppendInfo, error) {
-	info, err := l.validate(b)
+	info, err := l.validate(b, ValidateBatch)
 	if err != nil {
 		return info, err
 	}
@@ -170,29 +183,34 @@ func (l *Log) AppendReplicated(b []byte) (AppendInfo, error) {
 	}
 	info.LastOffset = next - 1
 	err = l.appendLocked(b, info)
+	flushMessages := l.cfg.FlushMessages
 	l.mu.Unlock()
 	if err != nil {
 		return info, err
 	}
-	return info, l.maybeFlush(next)
+	return info, l.maybeFlush(next, flushMessages)
 }
 
 // validate checks every batch in b without decoding records and sums
-// what the append will write.
-func (l *Log) validate(b []byte) (AppendInfo, error) {
+// what the append will write. check is ValidateClientBatch for a
+// producer's batches (one record per offset, as Kafka's LogValidator
+// requires) and ValidateBatch for replicated ones (compaction may have
+// removed records).
+func (l *Log) validate(b []byte, check func([]byte) (BatchHeader, error)) (AppendInfo, error) {
 	info := AppendInfo{MaxTimestamp: noTimestamp, Bytes: len(b)}
 	if len(b) == 0 {
 		return info, fmt.Errorf("%s: %w: empty append", l.dir, ErrCorruptBatch)
 	}
-	if int64(len(b)) > l.cfg.SegmentBytes {
-		return info, fmt.Errorf("%s: %w: %d bytes exceed segment.bytes=%d", l.dir, ErrRecordBatchTooLarge, len(b), l.cfg.SegmentBytes)
+	lim := l.limits.Load()
+	if int64(len(b)) > lim.segmentBytes {
+		return info, fmt.Errorf("%s: %w: %d bytes exceed segment.bytes=%d", l.dir, ErrRecordBatchTooLarge, len(b), lim.segmentBytes)
 	}
 	for p := 0; p < len(b); {
-		_, n, err := NextBatch(b[p:], l.cfg.MaxMessageBytes)
+		_, n, err := NextBatch(b[p:], lim.maxMessageBytes)
 		if err != nil {
 			return info, fmt.Errorf("%s: batch %d at byte %d: %w", l.dir, info.Batches, p, err)
 		}
-		h, err := ValidateBatch(b[p : p+n])
+		h, err := check(b[p : p+n])
 		if err != nil {
 			return info, fmt.Errorf("%s: batch %d at byte %d: %w", l.dir, info.Batches, p, err)
 		}
@@ -422,8 +440,8 @@ func (l *Log) Flush() error {
 }
 
 // maybeFlush applies flush.messages after an append that ended at next.
-func (l *Log) maybeFlush(next int64) error {
-	if next-l.recoveryPoint.Load() < l.cfg.FlushMessages {
+func (l *Log) maybeFlush(next, flushMessages int64) error {
+	if next-l.recoveryPoint.Load() < flushMessages {
 		return nil
 	}
 	return l.flushTo(next)
@@ -473,20 +491,31 @@ func (l *Log) advanceRecoveryPoint(to int64) {
 
 // flusher fsyncs sealed segments handed over by roll and applies
 // flush.ms. It is the log's only long-lived goroutine.
-func (l *Log) flusher() {
+func (l *Log) flusher(flushMs time.Duration) {
 	defer l.done.Done()
 	var tick <-chan time.Time
-	if l.cfg.FlushMs > 0 {
-		t := time.NewTicker(min(l.cfg.FlushMs, time.Second))
-		defer t.Stop()
-		tick = t.C
+	var ticker *time.Ticker
+	setTicker := func(d time.Duration) {
+		if ticker != nil {
+			ticker.Stop()
+			ticker, tick = nil, nil
+		}
+		if d > 0 {
+			ticker = time.NewTicker(min(d, time.Second))
+			tick = ticker.C
+		}
 	}
+	setTicker(flushMs)
+	defer setTicker(0)
 	for {
 		select {
 		case s := <-l.sealed:
 			l.flushSealed(s)
+		case d := <-l.flushMsChanged:
+			flushMs = d
+			setTicker(d)
 		case <-tick:
-			if l.cfg.Now().UnixNano()-l.lastFlush.Load() >= int64(l.cfg.FlushMs) {
+			if l.cfg.Now().UnixNano()-l.lastFlush.Load() >= int64(flushMs) {
 				if err := l.flushTo(l.end.Load()); err != nil {
 					l.cfg.Logger.Error("scheduled flush failed", "dir", l.dir, "err", err)
 				}

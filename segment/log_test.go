@@ -487,3 +487,30 @@ func TestLeftoversAreCleanedAtOpen(t *testing.T) {
 		}
 	}
 }
+
+// Kafka: topic config changes reach a live log (segment.bytes, flush.ms).
+func TestUpdateConfigTakesEffect(t *testing.T) {
+	l := open(t, t.TempDir(), segment.Config{})
+	defer l.Close()
+	appendN(t, l, 5, 1, 500, 1)
+	if n := len(l.Segments()); n != 1 {
+		t.Fatalf("%d segments before the change", n)
+	}
+	if err := l.UpdateConfig(segment.Config{SegmentBytes: 1024, FlushMs: 10 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, l, 5, 1, 500, 2)
+	if n := len(l.Segments()); n < 4 {
+		t.Fatalf("%d segments after lowering segment.bytes, want rolls", n)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for l.RecoveryPoint() < l.EndOffset() {
+		if time.Now().After(deadline) {
+			t.Fatalf("flush.ms set at run time never flushed: recovery point %d, end %d", l.RecoveryPoint(), l.EndOffset())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := l.UpdateConfig(segment.Config{SegmentBytes: 1}); !errors.Is(err, segment.ErrInvalidConfig) {
+		t.Fatalf("invalid segment.bytes: %v", err)
+	}
+}

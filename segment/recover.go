@@ -46,8 +46,10 @@ func Open(dir string, cfg Config) (*Log, error) {
 	l := &Log{
 		dir: dir, tp: ParseTopicPartition(filepath.Base(dir)), cfg: cfg,
 		sealed: make(chan *Segment, 64), stop: make(chan struct{}),
+		flushMsChanged: make(chan time.Duration, 1),
 	}
 	l.pending.segs = map[*Segment]*time.Timer{}
+	l.setLimits()
 	l.report.TruncatedAt = -1
 	if err := l.load(); err != nil {
 		for _, s := range *l.segsOrEmpty() {
@@ -60,7 +62,7 @@ func Open(dir string, cfg Config) (*Log, error) {
 	l.logReport()
 	l.lastFlush.Store(cfg.Now().UnixNano())
 	l.done.Add(1)
-	go l.flusher()
+	go l.flusher(cfg.FlushMs)
 	return l, nil
 }
 
