@@ -144,8 +144,8 @@ func (s *suite) task(name string, total int64) Task {
 	return s.o.Progress.Start(name, total)
 }
 
-// sizeName renders a batch size as 4KiB, 64KiB, 1MiB.
-func sizeName(n int) string {
+// SizeName renders a batch size as 4KiB, 64KiB, 1MiB.
+func SizeName(n int) string {
 	if n >= 1<<20 && n%(1<<20) == 0 {
 		return fmt.Sprintf("%dMiB", n>>20)
 	}

@@ -36,7 +36,7 @@ func (s *suite) readsAndRecovery() error {
 
 // buildReadLog appends the read log and reports the append as a figure.
 func (s *suite) buildReadLog(dir string) error {
-	name := "append/" + sizeName(ReadBatchBytes)
+	name := "append/" + SizeName(ReadBatchBytes)
 	run, err := s.appendRun(dir, name+" (read log)", ReadBatchBytes, segment.Config{}, Limit{Bytes: s.o.LogBytes})
 	if err != nil {
 		return err
@@ -78,7 +78,7 @@ func (s *suite) sequentialRead(l *segment.Log) error {
 	s.add(throughput(name, bps(bytes, median), s.cal.PageCacheReadBps).
 		ratioAtLeast(targetSeqReadRatio, "page-cache read").
 		detail("median of %d passes over %d MiB, reads of %s (Log.Read + pread); %.0f%% resident",
-			len(passes), bytes>>20, sizeName(seqReadBuffer), 100*resident))
+			len(passes), bytes>>20, SizeName(seqReadBuffer), 100*resident))
 	return nil
 }
 

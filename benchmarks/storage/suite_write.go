@@ -27,7 +27,7 @@ func (s *suite) validation() error {
 		if err != nil {
 			return err
 		}
-		name := "validate/" + sizeName(size)
+		name := "validate/" + SizeName(size)
 		lim := Limit{Duration: s.o.Budget / 2, MinOps: 64}
 		task := s.task(name, progressTotal(lim))
 		rate, err := Validate(batch, lim, task)
@@ -99,7 +99,7 @@ func (s *suite) appends() error {
 }
 
 func (s *suite) appendFigure(size int) (Figure, error) {
-	name := "append/" + sizeName(size)
+	name := "append/" + SizeName(size)
 	dir, err := s.dir(name[len("append/"):])
 	if err != nil {
 		return Figure{}, err
@@ -141,8 +141,8 @@ func (s *suite) appendRun(dir, name string, size int, cfg segment.Config, lim Li
 // returns after its batch is fsynced.
 func (s *suite) fsyncAppends() error {
 	for _, size := range FsyncBatchSizes {
-		name := "append-fsync/" + sizeName(size)
-		dir, err := s.dir("fsync-" + sizeName(size))
+		name := "append-fsync/" + SizeName(size)
+		dir, err := s.dir("fsync-" + SizeName(size))
 		if err != nil {
 			return err
 		}
@@ -165,5 +165,5 @@ func (s *suite) fsyncFigure(name string, size int, run AppendRun) Figure {
 	return throughput(name, run.TotalBps(), bps(run.Bytes, model)).
 		ratioAtLeast(targetFsyncRatio, "fsync model").
 		detail("%d appends, %.0f µs each; model %.0f µs (write+fdatasync of %s)",
-			run.Appends, micros(perAppend), micros(s.cal.FsyncLatency(int64(size))), sizeName(size))
+			run.Appends, micros(perAppend), micros(s.cal.FsyncLatency(int64(size))), SizeName(size))
 }
