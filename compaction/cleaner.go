@@ -1,0 +1,230 @@
+package compaction
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/varve/varve/retention"
+	"github.com/varve/varve/segment"
+)
+
+// Target is one log the Cleaner looks after.
+type Target struct {
+	Log *segment.Log
+	// Retention is the log's cleanup.policy and delete-side settings. Logs
+	// without compact in their policy are ignored. For compact,delete the
+	// Cleaner applies retention.ms and retention.bytes after cleaning, and
+	// for compact alone the log-start-offset rule, as Kafka's cleaner
+	// threads do.
+	Retention retention.Policy
+	// Topic overrides the Config's topic-level settings for this log;
+	// nil, or a zero field, means the Config's.
+	Topic *TopicConfig
+}
+
+// Cleaner is Kafka's LogCleaner: log.cleaner.threads workers that each,
+// in a loop, pick the filthiest compacted log, clean it, and apply
+// retention to the compacted logs; when no log needs cleaning a worker
+// sleeps log.cleaner.backoff.ms. Reads and writes of all workers share
+// one log.cleaner.io.max.bytes.per.second throttle. A log whose cleaning
+// failed is left alone for UncleanableRetry.
+type Cleaner struct {
+	cfg     Config
+	targets func() []Target
+	th      *throttler
+
+	mu          sync.Mutex // serialises the choice of logs among workers
+	uncleanable map[*segment.Log]time.Time
+	once        struct {
+		sync.Mutex
+		w *worker // the worker of RunOnce
+	}
+
+	run struct {
+		sync.Mutex
+		cancel context.CancelFunc
+		wg     *sync.WaitGroup
+	}
+}
+
+// NewCleaner checks cfg and returns a Cleaner over the logs targets lists
+// (called at every round, so logs may come and go).
+func NewCleaner(cfg Config, targets func() []Target) (*Cleaner, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if targets == nil {
+		return nil, fmt.Errorf("%w: cleaner needs a targets function", ErrInvalidConfig)
+	}
+	return &Cleaner{cfg: cfg, targets: targets, th: newThrottler(cfg.MaxIOBytesPerSecond, nil),
+		uncleanable: map[*segment.Log]time.Time{}}, nil
+}
+
+// Start starts the workers; they run until ctx ends or Stop is called.
+func (c *Cleaner) Start(ctx context.Context) error {
+	c.run.Lock()
+	defer c.run.Unlock()
+	if c.run.cancel != nil {
+		return errors.New("compaction: cleaner already started")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	wg := &sync.WaitGroup{}
+	for range c.cfg.Threads {
+		wg.Add(1)
+		go func(w *worker) {
+			defer wg.Done()
+			c.loop(ctx, w)
+		}(newWorker(c.cfg, c.th))
+	}
+	c.run.cancel, c.run.wg = cancel, wg
+	return nil
+}
+
+// Stop stops the workers and waits for them; a pass in progress stops at
+// its next batch and leaves the log as it was. Stop is idempotent.
+func (c *Cleaner) Stop() {
+	c.run.Lock()
+	cancel, wg := c.run.cancel, c.run.wg
+	c.run.cancel, c.run.wg = nil, nil
+	c.run.Unlock()
+	if cancel != nil {
+		cancel()
+		wg.Wait()
+	}
+}
+
+// loop is Kafka's CleanerThread.doWork.
+func (c *Cleaner) loop(ctx context.Context, w *worker) {
+	for ctx.Err() == nil {
+		cleaned := c.cleanFilthiest(ctx, w)
+		c.retainCompacted(ctx)
+		if !cleaned {
+			sleepCtx(ctx, c.cfg.Backoff)
+		}
+	}
+}
+
+// RunOnce does one worker round in the caller's goroutine: clean the
+// filthiest eligible log, if any, then apply retention to the compacted
+// logs. It reports whether a log was cleaned.
+func (c *Cleaner) RunOnce(ctx context.Context) bool {
+	c.once.Lock()
+	defer c.once.Unlock()
+	if c.once.w == nil {
+		c.once.w = newWorker(c.cfg, c.th)
+	}
+	cleaned := c.cleanFilthiest(ctx, c.once.w)
+	c.retainCompacted(ctx)
+	return cleaned
+}
+
+// cleanFilthiest cleans the dirtiest eligible log and reports whether
+// there was one.
+func (c *Cleaner) cleanFilthiest(ctx context.Context, w *worker) bool {
+	now := c.cfg.Now()
+	ltc, topic, ok := c.grabFilthiest(now)
+	if !ok {
+		return false
+	}
+	defer release(ltc.log)
+	stats, err := w.cleanExamined(ctx, ltc, topic, now)
+	c.afterClean(ctx, ltc.log, stats, err, now)
+	return true
+}
+
+// grabFilthiest is LogCleanerManager.grabFilthiestCompactedLog: among
+// the compacted logs not being cleaned and not uncleanable, the one with
+// the highest dirty ratio that is eligible. It acquires the log.
+func (c *Cleaner) grabFilthiest(now time.Time) (logToClean, TopicConfig, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var best logToClean
+	var bestTopic TopicConfig
+	found := false
+	for _, t := range c.targets() {
+		if !t.Retention.CleanupPolicy.Compact() || c.skip(t.Log, now) {
+			continue
+		}
+		topic := c.topicOf(t)
+		ltc := examine(t.Log, topic, c.cfg.UpperBound(t.Log), now)
+		if ltc.eligible(topic.MinCleanableDirtyRatio) && (!found || ltc.ratio() > best.ratio()) {
+			best, bestTopic, found = ltc, topic, true
+		}
+	}
+	if !found || !acquire(best.log) {
+		return logToClean{}, TopicConfig{}, false
+	}
+	return best, bestTopic, true
+}
+
+// skip says whether l is being cleaned or is uncleanable for now.
+// REQUIRES c.mu.
+func (c *Cleaner) skip(l *segment.Log, now time.Time) bool {
+	if until, ok := c.uncleanable[l]; ok {
+		if now.Before(until) {
+			return true
+		}
+		delete(c.uncleanable, l)
+	}
+	inProgress.Lock()
+	defer inProgress.Unlock()
+	return inProgress.logs[l]
+}
+
+func (c *Cleaner) topicOf(t Target) TopicConfig {
+	if t.Topic == nil {
+		return c.cfg.TopicConfig
+	}
+	return t.Topic.merge(c.cfg.TopicConfig)
+}
+
+// afterClean logs the pass and marks the log uncleanable on an error
+// that another pass would meet again.
+func (c *Cleaner) afterClean(ctx context.Context, l *segment.Log, s Stats, err error, now time.Time) {
+	switch {
+	case err == nil:
+		if s.Cleaned() {
+			c.cfg.Logger.Info("cleaned log", "dir", l.Dir(), "bytes_before", s.BytesRead, "bytes_after", s.BytesWritten,
+				"end_offset", s.EndOffset, "duration", s.Duration)
+		}
+	case errors.Is(err, ErrSegmentsChanged), errors.Is(err, ErrCleaningInProgress), ctx.Err() != nil:
+		c.cfg.Logger.Info("cleaning abandoned; the next round starts over", "dir", l.Dir(), "err", err)
+	default:
+		c.cfg.Logger.Error("cleaning failed; leaving the log alone for a while", "dir", l.Dir(),
+			"retry_after", c.cfg.UncleanableRetry, "err", err)
+		c.mu.Lock()
+		c.uncleanable[l] = now.Add(c.cfg.UncleanableRetry)
+		c.mu.Unlock()
+	}
+	if c.cfg.OnClean != nil {
+		c.cfg.OnClean(l, s, err)
+	}
+}
+
+// retainCompacted applies retention to the compacted logs no worker is
+// cleaning (LogCleanerManager.deletableLogs, then deleteOldSegments):
+// the log-start-offset rule for compact, all rules for compact,delete.
+func (c *Cleaner) retainCompacted(ctx context.Context) {
+	now := c.cfg.Now()
+	for _, t := range c.targets() {
+		if ctx.Err() != nil {
+			return
+		}
+		if !t.Retention.CleanupPolicy.Compact() || !acquire(t.Log) {
+			continue
+		}
+		r, err := retention.Enforce(t.Log, t.Retention, c.cfg.UpperBound(t.Log), now)
+		release(t.Log)
+		switch {
+		case err != nil && !errors.Is(err, segment.ErrClosed):
+			c.cfg.Logger.Error("retention of a compacted log failed", "dir", t.Log.Dir(), "err", err)
+		case len(r.Deleted) > 0:
+			c.cfg.Logger.Info("deleted segments of a compacted log by retention", "dir", t.Log.Dir(),
+				"segments", len(r.Deleted), "log_start_offset", r.StartOffset)
+		}
+	}
+}

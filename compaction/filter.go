@@ -1,0 +1,136 @@
+package compaction
+
+import (
+	"fmt"
+
+	"github.com/varve/varve/segment"
+)
+
+// verdict is what the cleaner does with one record.
+type verdict uint8
+
+const (
+	keep       verdict = iota
+	superseded         // a later record has the same key
+	keyless            // no key: invalid in a compacted log
+	expired            // a tombstone past its batch's delete horizon
+)
+
+// decide is Kafka's Cleaner.shouldRetainRecord for a v2 batch: a record
+// past the map's range is kept; a keyless record goes; a record whose key
+// has a later offset in the map goes; a tombstone goes once its batch's
+// delete horizon has passed (now >= horizon); everything else stays.
+func (p *pass) decide(h segment.BatchHeader, r *segment.Record) verdict {
+	if r.Offset > p.latest {
+		return keep
+	}
+	if r.Key == nil {
+		return keyless
+	}
+	if off, ok := p.w.m.Get(r.Key); ok && r.Offset < off {
+		return superseded
+	}
+	if horizon, ok := h.DeleteHorizon(); r.Value == nil && ok && p.nowMs >= horizon {
+		return expired
+	}
+	return keep
+}
+
+// filter is Kafka's MemoryRecords.filterTo for one batch: it returns the
+// bytes to write for it (the original bytes when nothing changes, a
+// rebuilt batch otherwise) or nil to drop it. A rebuilt batch keeps its
+// base and last offset, producer fields, codec and each kept record's
+// offset and timestamp. A batch that keeps a tombstone and has no delete
+// horizon gets one: now + delete.retention.ms. A batch emptied of records
+// is kept as a bare header when it is the last data batch of its producer
+// (Kafka's RETAIN_EMPTY, so producer state survives) or the last batch of
+// the group (so the cleaned segments cover exactly the offsets of the
+// segments they replace); otherwise it goes. lastOfGroup says which.
+func (p *pass) filter(h segment.BatchHeader, b []byte, lastOfGroup bool) ([]byte, error) {
+	p.stats.BatchesRead++
+	if h.IsControl() {
+		return b, nil // transaction markers stay: transactions are not modelled
+	}
+	recs, err := p.w.dec.Decode(b, p.w.recs[:0])
+	p.w.recs = recs
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: batch at offset %d: %w", ErrCorruptSegment, p.c.log.Dir(), h.BaseOffset, err)
+	}
+	kept, tombstones := p.retained(h, recs)
+	switch {
+	case len(kept) == 0:
+		return p.emptied(h, lastOfGroup)
+	case len(kept) == len(recs) && (tombstones == 0 || h.HasDeleteHorizon()):
+		return b, nil
+	}
+	if tombstones > 0 && !h.HasDeleteHorizon() {
+		h.Attributes |= segment.AttrDeleteHorizon
+		h.BaseTimestamp = p.nowMs + p.topic.DeleteRetention.Milliseconds()
+		p.stats.HorizonsSet++
+	}
+	out, err := segment.AppendRebuiltBatch(p.w.scratch[:0], h, kept)
+	p.w.scratch = out
+	if err != nil {
+		return nil, fmt.Errorf("%s: rebuild batch at offset %d: %w", p.c.log.Dir(), h.BaseOffset, err)
+	}
+	return out, nil
+}
+
+// retained filters recs into the worker's kept slice and counts the kept
+// tombstones.
+func (p *pass) retained(h segment.BatchHeader, recs []segment.Record) ([]segment.Record, int) {
+	kept := p.w.kept[:0]
+	tombstones := 0
+	for i := range recs {
+		r := &recs[i]
+		v := p.decide(h, r)
+		p.count(v, r)
+		if v == keep {
+			kept = append(kept, *r)
+			if r.Value == nil {
+				tombstones++
+			}
+		}
+	}
+	p.w.kept = kept
+	return kept, tombstones
+}
+
+func (p *pass) count(v verdict, r *segment.Record) {
+	p.stats.RecordsRead++
+	switch v {
+	case keep:
+		p.stats.RecordsKept++
+		if r.Value == nil {
+			p.stats.TombstonesKept++
+		}
+	case superseded:
+		p.stats.RecordsSuperseded++
+	case keyless:
+		p.stats.KeylessDropped++
+	case expired:
+		p.stats.TombstonesDropped++
+	}
+}
+
+// emptied decides about a batch none of whose records stay.
+func (p *pass) emptied(h segment.BatchHeader, lastOfGroup bool) ([]byte, error) {
+	keepIt := lastOfGroup
+	if !keepIt {
+		last, err := p.lastOfProducer(h)
+		if err != nil {
+			return nil, err
+		}
+		keepIt = last
+	}
+	if !keepIt {
+		return nil, nil
+	}
+	p.stats.EmptyBatchesKept++
+	out, err := segment.AppendRebuiltBatch(p.w.scratch[:0], h, nil)
+	p.w.scratch = out
+	if err != nil {
+		return nil, fmt.Errorf("%s: empty batch at offset %d: %w", p.c.log.Dir(), h.BaseOffset, err)
+	}
+	return out, nil
+}
