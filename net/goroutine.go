@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -78,7 +79,7 @@ func (s *GoroutineServer) Serve(ln stdnet.Listener) error {
 			if s.closing() {
 				return ErrServerClosed
 			}
-			if ne, ok := err.(stdnet.Error); ok && ne.Timeout() {
+			if retryableAccept(err) {
 				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
 				time.Sleep(backoff)
 				continue
@@ -88,6 +89,18 @@ func (s *GoroutineServer) Serve(ln stdnet.Listener) error {
 		backoff = 0
 		s.startConn(nc, name)
 	}
+}
+
+// retryableAccept reports accept errors that may clear up: out of
+// descriptors or buffers, or a connection aborted before it was accepted.
+func retryableAccept(err error) bool {
+	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.ECONNABORTED} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	ne, ok := err.(stdnet.Error)
+	return ok && ne.Timeout()
 }
 
 // track registers ln and starts the handler goroutines on first use.

@@ -324,6 +324,7 @@ func (p *processor) write(c *rconn) {
 	}
 	if !done {
 		c.writable = false
+		p.srv.stats.sendWaits.Add(1)
 		return
 	}
 	resp := c.send.resp

@@ -114,6 +114,9 @@ func TestRegionLargeSlowReader(t *testing.T) {
 		if err := <-doneErr; err != nil {
 			t.Errorf("Done(%v)", err)
 		}
+		if n := s.srv.Stats().SendWaits; d.name == "reactor" && n < 10 {
+			t.Errorf("only %d partial writes resumed on EPOLLOUT; the test did not exercise resumption", n)
+		}
 		send(t, slow, produceV3(3), []byte("after")) // unmuted after the send completed
 		if corr, _ := readResponse(t, slow, false); corr != 3 {
 			t.Errorf("after the region: correlation %d", corr)

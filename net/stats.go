@@ -24,6 +24,7 @@ type counters struct {
 	requests          atomic.Int64
 	responses         atomic.Int64
 	queueFullStalls   atomic.Int64
+	sendWaits         atomic.Int64
 	byKey             [keySlots]atomic.Int64
 	unknownKey        atomic.Int64
 	duplicateResponds atomic.Int64
@@ -56,6 +57,7 @@ type Stats struct {
 	RequestsByKey         map[int16]int64
 	UnknownKeyRequests    int64 // requests whose key is outside [0, 128)
 	QueueFullStalls       int64 // times reading stopped because the request channel was full
+	SendWaits             int64 // Reactor: times a response waited for EPOLLOUT (a partial write resumed later)
 	DuplicateResponds     int64 // respond calls after the first (ignored)
 	Processors            []ProcessorStats
 }
@@ -95,6 +97,7 @@ func (c *counters) snapshot() Stats {
 		Responses:             c.responses.Load(),
 		UnknownKeyRequests:    c.unknownKey.Load(),
 		QueueFullStalls:       c.queueFullStalls.Load(),
+		SendWaits:             c.sendWaits.Load(),
 		DuplicateResponds:     c.duplicateResponds.Load(),
 		RequestsByKey:         map[int16]int64{},
 	}
