@@ -50,7 +50,8 @@ func Calibrate(ctx context.Context, dir string, opts Options) (c Calibration, er
 		}
 	}()
 	for _, step := range []func(*Calibration) error{
-		m.seqWrite, m.pageCacheRead, m.seqRead, m.coldBufferedRead, m.randRead, m.fsyncs,
+		m.seqWrite, m.pageCacheRead, m.seqRead, m.coldBufferedRead, m.randRead,
+		m.dropSeqFile, m.fsyncs,
 	} {
 		if err := step(&c); err != nil {
 			return Calibration{}, err
@@ -102,6 +103,14 @@ func (m *meter) close() error {
 		m.buf = nil
 	}
 	return err
+}
+
+// dropSeqFile removes the sequential test file once the reads are done, so
+// the fsync appends that follow write into space the file system has just
+// freed, as each sequential-write repetition after the first does, and the
+// calibration never holds more than one FileSize file at a time.
+func (m *meter) dropSeqFile(*Calibration) error {
+	return wrap("cleanup", m.seqPath, os.Remove(m.seqPath))
 }
 
 // path names a file in the temp directory.

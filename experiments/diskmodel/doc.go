@@ -45,17 +45,22 @@
 //  5. RandRead4K(P99): 4 KiB reads at uniformly random 4 KiB-aligned offsets
 //     of the FileSize file, in a fixed-seed order, from the device (O_DIRECT;
 //     or FADV_RANDOM and an untimed eviction of each 4 KiB range).
-//  6. Fsync4K(P99), Fsync1M(P99): append 4 KiB (1 MiB) to a new file with
-//     write(2), then fdatasync, timed together. Appends grow the file, so
-//     each fdatasync also commits the size, as a log append does. (Kafka's
-//     flush is FileChannel.force(true), an fsync; for appends the two write
-//     the same metadata.) The sizes alternate in 4 rounds of blocks (a 4 KiB
-//     block, then a 1 MiB block, each a quarter of Duration, each opened by
-//     one untimed append), so both points see the same moments of a shared
-//     disk while no 4 KiB sample pays for the 1 MiB flush just before it.
+//  6. Fsync4K(P99), Fsync1M(P99): once the test file is deleted (its space
+//     is reused, as between sequential-write repetitions), append 4 KiB
+//     (1 MiB) to a new file with write(2), then fdatasync, timed together.
+//     Appends grow the file, so each fdatasync also commits the size, as a
+//     log append does. (Kafka's flush is FileChannel.force(true), an fsync;
+//     for appends the two write the same metadata.) The sizes alternate in
+//     4 rounds of blocks (a 4 KiB block, then a 1 MiB block, each a quarter
+//     of Duration, each opened by one untimed append), so both points see
+//     the same moments of a shared disk while no 4 KiB sample pays for the
+//     1 MiB flush just before it.
 //
 // A calibration records what could bias it: LoadAvg1 (other work on the
 // machine makes figures pessimistic), FSType, ReadMethod, ColdResident.
+// Fsync latency is the most load-sensitive figure: other writers on the same
+// device can multiply it several times from one second to the next, so look
+// at LoadAvg1 and the spread in Runs before trusting a ratio built on it.
 // Under a virtual machine the host may cache the "device", so cold reads
 // and fsyncs can look faster than the physical disk; the models then
 // describe that virtual disk, which is what the benchmarks run on.
