@@ -1,0 +1,191 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Path names: the read paths compared, in the order runs and plots use.
+const (
+	pathRaw        = "raw"        // push loop of sendfile(2), no protocol: the machine's limit
+	pathRawFetch   = "raw-fetch"  // the same raw loop answering fetch requests
+	pathSendfile   = "sendfile"   // pagecache.Region.WriteTo
+	pathReadWrite  = "readwrite"  // pread into a user buffer, write
+	pathMmap       = "mmap"       // pagecache.MmapReader
+	pathBlockCache = "blockcache" // pagecache.BlockCache (ristretto)
+)
+
+var allPaths = []string{pathRaw, pathRawFetch, pathSendfile, pathReadWrite, pathMmap, pathBlockCache}
+
+// config is everything a run depends on; flags fill it.
+type config struct {
+	dir          string // parent of the temporary data directory
+	out          string // results root; a dated subdirectory is written
+	catchupBytes int64  // size of the log read by catch-up consumers
+	tailBytes    int64  // the most recent bytes, read by tail consumers
+	tailPasses   int    // tail consumers read their slice this many times
+	segmentBytes int64  // Kafka's log.segment.bytes
+	fetchBytes   int64  // bytes per fetch response (max.partition.fetch.bytes)
+	cacheBytes   int64  // block cache bound
+	consumers    []int
+	paths        []string
+	workloads    []string
+	reps         int
+	quick        bool
+	keep         bool
+	verify       bool
+	inproc       bool // run consumers in this process (tests; CPU not separable)
+	noModel      bool
+	seqHint      bool // fadvise(SEQUENTIAL) the catch-up segments
+	noProgress   bool
+	role         string
+}
+
+// quickDefaults are the sizes of a smoke run: a few seconds of I/O.
+func (c *config) applyDefaults(set map[string]bool) {
+	def := func(name string, p *int64, full, quick int64) {
+		if !set[name] {
+			*p = full
+			if c.quick {
+				*p = quick
+			}
+		}
+	}
+	def("catchup-bytes", &c.catchupBytes, 4<<30, 256<<20)
+	def("tail-bytes", &c.tailBytes, 1<<30, 64<<20)
+	def("segment-bytes", &c.segmentBytes, 1<<30, 64<<20)
+	if !set["tail-passes"] && c.quick {
+		c.tailPasses = 2
+	}
+	if !set["reps"] && c.quick {
+		c.reps = 2
+	}
+	if !set["cache-bytes"] {
+		c.cacheBytes = c.tailBytes + c.tailBytes/8 // holds the whole tail, warm
+	}
+}
+
+func parseFlags(args []string) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("readpath", flag.ContinueOnError)
+	fs.StringVar(&c.dir, "dir", os.TempDir(), "directory under which the segment files are written (and removed)")
+	fs.StringVar(&c.out, "out", "experiments/readpath/results", "results root; a subdirectory named by date is written")
+	sizes := map[string]*int64{"catchup-bytes": &c.catchupBytes, "tail-bytes": &c.tailBytes,
+		"segment-bytes": &c.segmentBytes, "fetch-bytes": &c.fetchBytes, "cache-bytes": &c.cacheBytes}
+	usage := map[string]string{
+		"catchup-bytes": "bytes of log read by catch-up consumers (default 4GiB, -quick 256MiB)",
+		"tail-bytes":    "most recent bytes read by tail consumers (default 1GiB, -quick 64MiB)",
+		"segment-bytes": "segment file size, Kafka's log.segment.bytes (default 1GiB, -quick 64MiB)",
+		"fetch-bytes":   "bytes per fetch response, Kafka's max.partition.fetch.bytes",
+		"cache-bytes":   "block cache bound (default tail-bytes + 1/8)",
+	}
+	for name, p := range sizes {
+		fs.Func(name, usage[name], func(s string) error { v, err := parseSize(s); *p = v; return err })
+	}
+	c.fetchBytes = 1 << 20
+	fs.IntVar(&c.tailPasses, "tail-passes", 4, "times each tail consumer reads its slice (-quick 2)")
+	fs.IntVar(&c.reps, "reps", 1, "repetitions of every run; the summary uses the median (-quick 2)")
+	consumers := fs.String("consumers", "1,4,16", "comma-separated consumer counts")
+	paths := fs.String("paths", strings.Join(allPaths, ","), "comma-separated read paths")
+	workloads := fs.String("workloads", "tail,catchup", "comma-separated workloads")
+	fs.BoolVar(&c.quick, "quick", false, "small smoke run (256 MiB catch-up, 64 MiB tail, quick disk calibration)")
+	fs.BoolVar(&c.keep, "keep", false, "keep the segment files")
+	fs.BoolVar(&c.verify, "verify", true, "consumers hash what they receive and the run fails on a mismatch")
+	fs.BoolVar(&c.inproc, "inproc", false, "consumers in this process (CPU per GB then includes them)")
+	fs.BoolVar(&c.noModel, "no-model", false, "skip the disk model (no calibration, no model ratios)")
+	fs.BoolVar(&c.seqHint, "fadvise-sequential", false, "advise SEQUENTIAL on catch-up segments (Kafka does not)")
+	fs.BoolVar(&c.noProgress, "no-progress", false, "no progress bar")
+	fs.StringVar(&c.role, "role", "", "internal: 'consumer' runs the consumer side, fed by stdin")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	c.applyDefaults(set)
+	var err error
+	if c.consumers, err = parseInts(*consumers); err != nil {
+		return c, err
+	}
+	c.paths, c.workloads = splitList(*paths), splitList(*workloads)
+	return c, c.validate()
+}
+
+func (c *config) validate() error {
+	for _, p := range c.paths {
+		if !contains(allPaths, p) {
+			return fmt.Errorf("unknown path %q (have %s)", p, strings.Join(allPaths, ","))
+		}
+	}
+	for _, w := range c.workloads {
+		if w != workloadTail && w != workloadCatchup {
+			return fmt.Errorf("unknown workload %q (have tail,catchup)", w)
+		}
+	}
+	switch {
+	case c.segmentBytes < 1<<20 || c.segmentBytes%4096 != 0:
+		return fmt.Errorf("segment-bytes %d: want a multiple of 4 KiB, at least 1 MiB", c.segmentBytes)
+	case c.tailBytes > c.catchupBytes:
+		return fmt.Errorf("tail-bytes %d exceeds the log (catchup-bytes %d)", c.tailBytes, c.catchupBytes)
+	case c.fetchBytes <= 0 || c.fetchBytes > 1<<30:
+		return fmt.Errorf("fetch-bytes %d out of range", c.fetchBytes)
+	case c.reps < 1 || c.tailPasses < 1:
+		return fmt.Errorf("reps and tail-passes must be at least 1")
+	}
+	return nil
+}
+
+// parseSize reads "4GiB", "64MiB", "512KiB", "1e6" or plain bytes.
+func parseSize(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}}
+	for _, u := range units {
+		if num, ok := strings.CutSuffix(s, u.suffix); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+			if err != nil || v < 0 {
+				return 0, fmt.Errorf("bad size %q", s)
+			}
+			return int64(v * float64(u.mult)), nil
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return int64(v), nil
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		v, err := strconv.Atoi(f)
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("bad consumer count %q", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
