@@ -29,12 +29,17 @@
 // recovery-point checkpoint (MakeUnclean), so recovery validates every
 // batch and rebuilds every index, and Recover checks that it did.
 //
-// # Figures are noisy
+// # Figures are noisy: peers
 //
 // Absolute figures depend on the machine and on whatever else runs on it;
 // the ratios travel better, but only if the calibration was taken under
-// the same conditions. A calibration cached while the machine was busy
-// makes every later ratio look better than it is. Report the load average
+// the same conditions, and on a shared machine the disk's speed drifts by
+// several times within minutes. So the disk figures also carry a peer
+// (peers.go): the same I/O without the log (pwrite with one fdatasync at
+// the end or one per batch; pread of the same files, warm or evicted),
+// run just before the log's workload, and Figure.VsPeer = log / peer.
+// The target is against the model, as issue 2 states it; VsPeer is what
+// tells the log's own cost from the machine's. Report the load average
 // with the figures.
 //
 // # Concurrency

@@ -28,6 +28,11 @@ type Figure struct {
 	Ratio  float64 `json:"ratio,omitempty"`
 	Target string  `json:"target"`
 	Status Status  `json:"status"`
+	// Peer is the same I/O without the log (plain pwrite, fdatasync or
+	// pread; see peers.go), measured just before, in Unit; 0 when the
+	// figure has no peer. VsPeer is the log's speed over the peer's.
+	Peer   float64 `json:"peer,omitempty"`
+	VsPeer float64 `json:"vs_peer,omitempty"`
 	Detail string  `json:"detail,omitempty"`
 }
 
@@ -78,6 +83,15 @@ func (f Figure) atLeast(min float64) Figure {
 func (f Figure) under(max float64) Figure {
 	f.Target = fmt.Sprintf("< %g %s", max, f.Unit)
 	f.Status = status(f.Measured < max)
+	return f
+}
+
+// withPeer records the peer's throughput (bytes/s) of a throughput figure.
+func (f Figure) withPeer(peerBps float64) Figure {
+	f.Peer = peerBps / 1e6
+	if f.Peer > 0 {
+		f.VsPeer = f.Measured / f.Peer
+	}
 	return f
 }
 

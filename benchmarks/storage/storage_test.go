@@ -53,6 +53,13 @@ var wantFigures = []string{
 	"recovery/page-cache", "recovery/device",
 }
 
+// wantPeers are the figures measured beside a raw peer.
+var wantPeers = []string{
+	"append/64KiB", "append/256KiB", "append/1MiB",
+	"append-fsync/4KiB", "append-fsync/64KiB", "append-fsync/256KiB", "append-fsync/1MiB",
+	"read-seq/page-cache", "recovery/page-cache", "recovery/device",
+}
+
 func TestRunProducesEveryFigureAndCleansUp(t *testing.T) {
 	dir := t.TempDir()
 	rec := &recorder{}
@@ -74,6 +81,9 @@ func TestRunProducesEveryFigureAndCleansUp(t *testing.T) {
 		}
 		if f.Status != Info && f.Target == "-" {
 			t.Errorf("%s has a status but no target", f.Name)
+		}
+		if hasPeer := slices.Contains(wantPeers, f.Name); hasPeer != (f.Peer > 0 && f.VsPeer > 0) {
+			t.Errorf("%s: peer %v, vs peer %v", f.Name, f.Peer, f.VsPeer)
 		}
 	}
 	if !slices.Equal(names, wantFigures) {

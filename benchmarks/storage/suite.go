@@ -27,6 +27,9 @@ const (
 	// seqReadBuffer is the size of each read of the sequential workload,
 	// the unit diskmodel's page-cache read was calibrated with.
 	seqReadBuffer = 1 << 20
+	// recoveryReadBuffer is the read size of recovery's peer: the chunk
+	// segment's recovery reads a segment with.
+	recoveryReadBuffer = 4 << 20
 )
 
 // Batch sizes of the workloads (issue 2).

@@ -100,16 +100,34 @@ func (s *suite) appends() error {
 
 func (s *suite) appendFigure(size int) (Figure, error) {
 	name := "append/" + SizeName(size)
-	dir, err := s.dir(name[len("append/"):])
+	dir, err := s.dir(SizeName(size))
 	if err != nil {
 		return Figure{}, err
 	}
 	defer os.RemoveAll(dir)
-	run, err := s.appendRun(dir, name, size, segment.Config{}, Limit{Bytes: s.o.LogBytes})
+	lim := Limit{Bytes: s.o.LogBytes}
+	peer, err := s.rawAppend(dir, name, size, lim, false)
 	if err != nil {
 		return Figure{}, err
 	}
-	return s.appendFigureOf(name, run).ratioAtLeast(targetAppendRatio, "seq write"), nil
+	run, err := s.appendRun(dir, name, size, segment.Config{}, lim)
+	if err != nil {
+		return Figure{}, err
+	}
+	return s.appendFigureOf(name, run).withPeer(peer.TotalBps()).
+		ratioAtLeast(targetAppendRatio, "seq write"), nil
+}
+
+// rawAppend runs the peer of an append workload: the same batches written
+// with plain pwrite (and fdatasync) to a file in dir.
+func (s *suite) rawAppend(dir, name string, size int, lim Limit, fsyncEach bool) (AppendRun, error) {
+	batch, err := MakeBatch(size, recordsFor(size))
+	if err != nil {
+		return AppendRun{}, err
+	}
+	task := s.task(name+" (raw peer)", progressTotal(lim))
+	defer task.Done()
+	return RawAppend(dir, batch, lim, fsyncEach)
 }
 
 // appendFigureOf describes a run without per-batch fsyncs against the
@@ -147,6 +165,12 @@ func (s *suite) fsyncAppends() error {
 			return err
 		}
 		lim := Limit{Bytes: s.o.LogBytes, Duration: s.o.Budget, MinOps: 16}
+		peerLim := lim
+		peerLim.Duration /= 2
+		peer, err := s.rawAppend(dir, name, size, peerLim, true)
+		if err != nil {
+			return err
+		}
 		timer := &SyncTimer{}
 		run, err := s.appendRun(dir, name, size, segment.Config{FlushMessages: 1, FS: timer}, lim)
 		os.RemoveAll(dir)
@@ -154,9 +178,10 @@ func (s *suite) fsyncAppends() error {
 			return err
 		}
 		syncs, synced := timer.Syncs()
-		s.add(s.fsyncFigure(name, size, run).
+		s.add(s.fsyncFigure(name, size, run).withPeer(peer.TotalBps()).
 			detail(".log fdatasync %.0f µs per append (%d syncs); the rest is index msync and the append itself",
-				micros(synced/time.Duration(max(run.Appends, 1))), syncs))
+				micros(synced/time.Duration(max(run.Appends, 1))), syncs).
+			detail("raw pwrite+fdatasync per batch just before: %.0f µs each", micros(peer.Total/time.Duration(max(peer.Appends, 1)))))
 	}
 	return nil
 }

@@ -81,7 +81,8 @@ func TestBenchTableShowsEveryColumn(t *testing.T) {
 	res := benchResult{
 		Command: "varve log bench",
 		Report: storage.Report{LogBytes: 1 << 30, Budget: 2 * time.Second, Figures: []storage.Figure{
-			{Name: "append/64KiB", Unit: "MB/s", Measured: 1400, Model: 1500, Ratio: 1400.0 / 1500, Target: ">= 0.90x seq write", Status: storage.Pass, Detail: "note"},
+			{Name: "append/64KiB", Unit: "MB/s", Measured: 1400, Model: 1500, Ratio: 1400.0 / 1500, Target: ">= 0.90x seq write", Status: storage.Pass,
+				Peer: 1600, VsPeer: 1400.0 / 1600, Detail: "note"},
 			{Name: "validate/1MiB", Unit: "MB/s", Measured: 2500, Target: ">= 3000 MB/s", Status: storage.Below},
 			{Name: "allocs/append 1 record", Unit: "allocs/append", Measured: 0, Target: "-", Status: storage.Info},
 		}},
@@ -91,10 +92,10 @@ func TestBenchTableShowsEveryColumn(t *testing.T) {
 	s := out.String()
 	for _, want := range []string{
 		"$ varve log bench\n",
-		"figure                  measured   model      ratio  target              status\n",
-		"append/64KiB            1400 MB/s  1500 MB/s  0.93   >= 0.90x seq write  PASS\n",
-		"validate/1MiB           2500 MB/s  -          -      >= 3000 MB/s        BELOW\n",
-		"allocs/append 1 record  0.00       -          -      -                   INFO\n",
+		"figure                  measured   model      ratio  target              status  raw peer   vs peer\n",
+		"append/64KiB            1400 MB/s  1500 MB/s  0.93   >= 0.90x seq write  PASS    1600 MB/s  0.88\n",
+		"validate/1MiB           2500 MB/s  -          -      >= 3000 MB/s        BELOW   -          -\n",
+		"allocs/append 1 record  0.00       -          -      -                   INFO    -          -\n",
 		"  append/64KiB: note\n",
 	} {
 		if !strings.Contains(s, want) {

@@ -10,8 +10,8 @@ import (
 )
 
 // printBenchTable prints the disk model, then one row per figure
-// (figure, measured, model, ratio, target, status), then each figure's
-// details.
+// (figure, measured, model, ratio, target, status, raw peer, vs peer),
+// then each figure's details.
 func printBenchTable(w io.Writer, r benchResult) {
 	fmt.Fprintf(w, "$ %s\n\n", r.Command)
 	fmt.Fprint(w, r.Calibration.String())
@@ -22,12 +22,14 @@ func printBenchTable(w io.Writer, r benchResult) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "figure\tmeasured\tmodel\tratio\ttarget\tstatus")
+	fmt.Fprintln(tw, "figure\tmeasured\tmodel\tratio\ttarget\tstatus\traw peer\tvs peer")
 	for _, f := range r.Report.Figures {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Name, value(f.Measured, f.Unit), model(f), ratio(f.Ratio), f.Target, f.Status)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Name, value(f.Measured, f.Unit), model(f), ratio(f.Ratio),
+			f.Target, f.Status, peer(f), ratio(f.VsPeer))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nratio = measured speed / model speed (1.00 = as fast as the disk model predicts)")
+	fmt.Fprintln(w, "raw peer = the same I/O without the log (pwrite, fdatasync, pread) just before; vs peer = measured / raw peer")
 	for _, f := range r.Report.Figures {
 		if f.Detail != "" {
 			fmt.Fprintf(w, "  %s: %s\n", f.Name, f.Detail)
@@ -41,6 +43,14 @@ func model(f storage.Figure) string {
 		return "-"
 	}
 	return value(f.Model, f.Unit)
+}
+
+// peer renders the raw peer column.
+func peer(f storage.Figure) string {
+	if f.Peer == 0 {
+		return "-"
+	}
+	return value(f.Peer, f.Unit)
 }
 
 // value renders a measured or modelled value in its unit.
