@@ -1,7 +1,11 @@
 package compaction_test
 
 import (
+	"errors"
+	"fmt"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/varve/varve/compaction"
 	"github.com/varve/varve/segment"
@@ -35,5 +39,223 @@ func TestCleanKeepsLastValueOfEachKey(t *testing.T) {
 		if offs[i] != want[i] {
 			t.Fatalf("offsets %v, want %v", offs, want)
 		}
+	}
+}
+
+// Kafka: a rebuilt batch keeps its base and last offset (C1), its codec
+// and producer fields, and every kept record its offset, timestamp and
+// headers (MemoryRecords.filterTo with the original offsets).
+func TestCleanPreservesOffsetsTimestampsAndCodec(t *testing.T) {
+	for _, c := range []segment.Compression{segment.CompressionNone, segment.CompressionGzip,
+		segment.CompressionSnappy, segment.CompressionLZ4, segment.CompressionZstd} {
+		t.Run(c.String(), func(t *testing.T) {
+			l := openLog(t, t.TempDir(), segment.Config{})
+			defer l.Close()
+			b := segment.NewBatchBuilder(c)
+			b.SetProducer(7, 1, 0)
+			for i := range 6 {
+				b.Append(segment.Record{Key: []byte{byte('a' + i%3)}, Value: []byte{byte(i)}, Timestamp: t0.UnixMilli() + int64(i*10),
+					Headers: []segment.Header{{Key: "h", Value: []byte{byte(i)}}}})
+			}
+			batch := must[[]byte](t)(b.Build())
+			must[segment.AppendInfo](t)(l.Append(batch))
+			before := readAll(t, l)
+			roll(t, l)
+			must[compaction.Stats](t)(compaction.Clean(l, compaction.Config{}, t0))
+			after := readAll(t, l)
+			if len(after) != 3 {
+				t.Fatalf("%d records kept, want 3 (last of a, b, c)", len(after))
+			}
+			for _, r := range after {
+				orig := before[r.Offset]
+				if orig.Timestamp != r.Timestamp || string(orig.Value) != string(r.Value) ||
+					len(r.Headers) != 1 || string(r.Headers[0].Value) != string(orig.Headers[0].Value) {
+					t.Fatalf("record at %d changed: %+v, was %+v", r.Offset, r.Record, orig.Record)
+				}
+				h := r.Batch
+				if h.Compression() != c || h.BaseOffset != 0 || h.LastOffset() != 5 || h.ProducerID != 7 || h.RecordCount != 3 {
+					t.Fatalf("rebuilt batch header %+v: want codec %v, offsets [0, 5], producer 7, 3 records", h, c)
+				}
+			}
+		})
+	}
+}
+
+// Kafka: nothing at or above the first uncleanable offset is touched (C4):
+// the active segment, and segments at or past the upper bound (the high
+// watermark) keep their duplicates.
+func TestCleanStopsAtActiveSegmentAndUpperBound(t *testing.T) {
+	l := openLog(t, t.TempDir(), segment.Config{})
+	defer l.Close()
+	for range 3 { // three sealed segments, each a=..., then the active one
+		appendKV(t, l, segment.CompressionNone, t0, rec("a", "x"), rec("a", "y"))
+		roll(t, l)
+	}
+	appendKV(t, l, segment.CompressionNone, t0, rec("a", "z"), rec("a", "w"))
+	cfg := compaction.Config{UpperBound: func(*segment.Log) int64 { return 5 }} // inside the third segment [4, 6)
+	st := must[compaction.Stats](t)(compaction.Clean(l, cfg, t0))
+	if st.FirstUncleanable != 4 || st.EndOffset != 4 {
+		t.Fatalf("first uncleanable %d, end %d; want 4 (the segment holding the bound)", st.FirstUncleanable, st.EndOffset)
+	}
+	got := readAll(t, l)
+	var offs []int64
+	for _, r := range got {
+		offs = append(offs, r.Offset)
+	}
+	if want := "[3 4 5 6 7]"; fmt.Sprint(offs) != want {
+		t.Fatalf("offsets %v, want %s: a's last value below 4, everything from 4 untouched", offs, want)
+	}
+}
+
+// Kafka: min.compaction.lag.ms keeps segments whose largest timestamp is
+// newer than now - lag out of the cleaning.
+func TestMinCompactionLagHoldsNewSegments(t *testing.T) {
+	l := openLog(t, t.TempDir(), segment.Config{})
+	defer l.Close()
+	appendKV(t, l, segment.CompressionNone, t0, rec("a", "1"), rec("a", "2"))
+	roll(t, l)
+	appendKV(t, l, segment.CompressionNone, t0.Add(time.Hour), rec("a", "3"), rec("a", "4"))
+	roll(t, l)
+	cfg := compaction.Config{TopicConfig: compaction.TopicConfig{MinCompactionLag: 30 * time.Minute}}
+	st := must[compaction.Stats](t)(compaction.Clean(l, cfg, t0.Add(time.Hour+10*time.Minute)))
+	if st.FirstUncleanable != 2 {
+		t.Fatalf("first uncleanable %d, want 2 (the second segment is only 10 minutes old)", st.FirstUncleanable)
+	}
+	if got := len(readAll(t, l)); got != 3 {
+		t.Fatalf("%d records, want 3: one left of the old segment, both of the new", got)
+	}
+}
+
+// Kafka: keyless records in a compacted log are invalid and dropped
+// (stats.invalidMessage).
+func TestKeylessRecordsAreDropped(t *testing.T) {
+	l := openLog(t, t.TempDir(), segment.Config{})
+	defer l.Close()
+	appendKV(t, l, segment.CompressionNone, t0, kv{Value: []byte("no key")}, rec("a", "1"))
+	roll(t, l)
+	st := must[compaction.Stats](t)(compaction.Clean(l, compaction.Config{}, t0))
+	if st.KeylessDropped != 1 || len(readAll(t, l)) != 1 {
+		t.Fatalf("keyless dropped %d, records left %d; want 1 and 1", st.KeylessDropped, len(readAll(t, l)))
+	}
+}
+
+// Kafka (C8, RETAIN_EMPTY): a batch emptied by cleaning stays as a bare
+// header when it is its producer's last data batch, so the producer's
+// sequence state survives; an earlier emptied batch of the same producer
+// goes.
+func TestEmptiedBatchOfProducerIsKept(t *testing.T) {
+	l := openLog(t, t.TempDir(), segment.Config{})
+	defer l.Close()
+	produce := func(seq int32, recs ...kv) {
+		b := segment.NewBatchBuilder(segment.CompressionNone)
+		b.SetProducer(42, 3, seq)
+		for _, r := range recs {
+			b.Append(segment.Record{Key: r.Key, Value: r.Value, Timestamp: t0.UnixMilli()})
+		}
+		must[segment.AppendInfo](t)(l.Append(must[[]byte](t)(b.Build())))
+	}
+	produce(0, rec("a", "1"))                                                 // offset 0: emptied, not the last: goes
+	produce(1, rec("b", "1"))                                                 // offset 1: emptied, producer 42's last: stays empty
+	appendKV(t, l, segment.CompressionNone, t0, rec("a", "2"), rec("b", "2")) // 2, 3, no producer
+	appendKV(t, l, segment.CompressionNone, t0, rec("c", "1"))                // 4
+	roll(t, l)
+	st := must[compaction.Stats](t)(compaction.Clean(l, compaction.Config{}, t0))
+	buf := must[[]byte](t)(l.ReadBytes(0, 1<<20))
+	var hs []segment.BatchHeader
+	for p := 0; p < len(buf); {
+		h, n, err := segment.NextBatch(buf[p:], 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs = append(hs, h)
+		p += n
+	}
+	if len(hs) != 3 || hs[0].BaseOffset != 1 || hs[0].RecordCount != 0 || hs[0].ProducerID != 42 || hs[0].BaseSequence != 1 {
+		t.Fatalf("batches %+v: want producer 42's empty batch at 1, then [2, 3] and [4]", hs)
+	}
+	if st.EmptyBatchesKept != 1 {
+		t.Fatalf("EmptyBatchesKept %d, want 1", st.EmptyBatchesKept)
+	}
+}
+
+// Kafka: when the offset map fills, the pass cleans only up to the last
+// mapped offset (endOffset = map.latestOffset + 1), checkpoints it, and
+// the next pass continues from there.
+func TestFullMapCleansWhatItCoversAndContinues(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t-0")
+	l := openLog(t, dir, segment.Config{})
+	defer l.Close()
+	for i := range 40 { // 40 distinct keys, each written twice in a row
+		k := fmt.Sprint("k", i)
+		appendKV(t, l, segment.CompressionNone, t0, rec(k, "1"), rec(k, "2"))
+		if i%10 == 9 {
+			roll(t, l)
+		}
+	}
+	cfg := compaction.Config{DedupeBufferSize: 16 * 16, IOBufferLoadFactor: 0.9} // 16 slots: 14 keys
+	first := int64(0)
+	for pass := 0; ; pass++ {
+		st := must[compaction.Stats](t)(compaction.Clean(l, cfg, t0))
+		if st.FirstDirty != first {
+			t.Fatalf("pass %d started at %d, want the previous end %d", pass, st.FirstDirty, first)
+		}
+		cp := must[map[segment.TopicPartition]int64](t)(segment.ReadCheckpoint(nil, filepath.Join(dir, segment.CleanerOffsetCheckpointFile)))
+		if cp[segment.TopicPartition{Topic: "t", Partition: 0}] != st.EndOffset {
+			t.Fatalf("cleaner-offset-checkpoint %v, want t 0 %d", cp, st.EndOffset)
+		}
+		if !st.MapFull {
+			break
+		}
+		if st.MapKeys != 14 || st.EndOffset <= first {
+			t.Fatalf("pass %d: %d keys, end %d; want 14 keys and progress past %d", pass, st.MapKeys, st.EndOffset, first)
+		}
+		first = st.EndOffset
+		if pass > 10 {
+			t.Fatal("no end to the passes")
+		}
+	}
+	if got := len(readAll(t, l)); got != 40 {
+		t.Fatalf("%d records after the passes, want 40 (one per key)", got)
+	}
+}
+
+// Kafka: segments are merged into groups up to segment.bytes, so cleaned
+// segments do not shrink forever (groupSegmentsBySize).
+func TestGroupsMergeSegmentsUpToSegmentBytes(t *testing.T) {
+	for _, tc := range []struct {
+		segmentBytes int64
+		wantSegs     int
+	}{{1 << 20, 1}, {400, 4}} { // a segment here is one ~160-byte batch
+		l := openLog(t, t.TempDir(), segment.Config{SegmentBytes: tc.segmentBytes})
+		for i := range 8 {
+			appendKV(t, l, segment.CompressionNone, t0, rec(fmt.Sprint(i), "0123456789012345678901234567890123456789"),
+				rec(fmt.Sprint(i), "0123456789012345678901234567890123456789"))
+			roll(t, l)
+		}
+		st := must[compaction.Stats](t)(compaction.Clean(l, compaction.Config{}, t0))
+		if st.SegmentsRead != 8 || st.SegmentsWritten != tc.wantSegs || len(l.Segments()) != tc.wantSegs+1 {
+			t.Errorf("segment.bytes=%d: read %d, wrote %d, log has %d; want 8, %d and %d + active",
+				tc.segmentBytes, st.SegmentsRead, st.SegmentsWritten, len(l.Segments()), tc.wantSegs, tc.wantSegs)
+		}
+		l.Close()
+	}
+}
+
+// A second pass on a log being cleaned is refused.
+func TestCleanOnALogBeingCleanedIsRefused(t *testing.T) {
+	l := openLog(t, t.TempDir(), segment.Config{})
+	defer l.Close()
+	appendKV(t, l, segment.CompressionNone, t0, rec("a", "1"))
+	roll(t, l)
+	if !compaction.Acquire(l) {
+		t.Fatal("acquire of an idle log failed")
+	}
+	_, err := compaction.Clean(l, compaction.Config{}, t0)
+	compaction.Release(l)
+	if !errors.Is(err, compaction.ErrCleaningInProgress) {
+		t.Fatalf("Clean during another pass: %v, want ErrCleaningInProgress", err)
+	}
+	if _, err := compaction.Clean(l, compaction.Config{}, t0); err != nil {
+		t.Fatalf("Clean after the other pass: %v", err)
 	}
 }

@@ -1,21 +1,34 @@
 package compaction_test
 
 import (
-	"errors"
 	"fmt"
-	"testing"
+	"log/slog"
 	"time"
 
 	"github.com/varve/varve/segment"
 )
 
+// quiet discards the logs of the log and the cleaner in tests.
+var quiet = slog.New(slog.DiscardHandler)
+
+// tb is what the helpers need of a test: *testing.T, *testing.B and
+// *rapid.T all have it.
+type tb interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
 // t0 is the clock the tests start from.
 var t0 = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func openLog(t testing.TB, dir string, cfg segment.Config) *segment.Log {
+func openLog(t tb, dir string, cfg segment.Config) *segment.Log {
 	t.Helper()
 	if cfg.FileDeleteDelay == 0 {
 		cfg.FileDeleteDelay = time.Millisecond
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = quiet
 	}
 	l, err := segment.Open(dir, cfg)
 	if err != nil {
@@ -35,7 +48,7 @@ func tomb(k string) kv   { return kv{Key: []byte(k)} }
 
 // appendKV appends one batch of records with codec c and timestamp ts and
 // returns its first offset.
-func appendKV(t testing.TB, l *segment.Log, c segment.Compression, ts time.Time, recs ...kv) int64 {
+func appendKV(t tb, l *segment.Log, c segment.Compression, ts time.Time, recs ...kv) int64 {
 	t.Helper()
 	b := segment.NewBatchBuilder(c)
 	for _, r := range recs {
@@ -52,7 +65,7 @@ func appendKV(t testing.TB, l *segment.Log, c segment.Compression, ts time.Time,
 	return info.FirstOffset
 }
 
-func roll(t testing.TB, l *segment.Log) {
+func roll(t tb, l *segment.Log) {
 	t.Helper()
 	if err := l.Roll(); err != nil {
 		t.Fatalf("roll: %v", err)
@@ -67,7 +80,7 @@ type stored struct {
 
 // readAll reads every record from the log start to the end, checking that
 // offsets increase strictly.
-func readAll(t testing.TB, l *segment.Log) []stored {
+func readAll(t tb, l *segment.Log) []stored {
 	t.Helper()
 	out, err := readAllErr(l)
 	if err != nil {
@@ -124,7 +137,7 @@ func latest(recs []stored) map[string]stored {
 	return m
 }
 
-func must[T any](t testing.TB) func(T, error) T {
+func must[T any](t tb) func(T, error) T {
 	return func(v T, err error) T {
 		t.Helper()
 		if err != nil {
@@ -133,5 +146,3 @@ func must[T any](t testing.TB) func(T, error) T {
 		return v
 	}
 }
-
-var errStop = errors.New("stop")

@@ -64,6 +64,9 @@ func (o *output) full(c *segment.CleanedSegment, h segment.BatchHeader, n int) b
 // or discards the swap, so the files must stay.
 func (o *output) swap(group []segment.SegmentInfo) error {
 	l := o.p.c.log
+	if len(o.segs) == 0 {
+		return nil // cannot happen: a group's last batch always stays
+	}
 	olds := make([]int64, len(group))
 	for i, s := range group {
 		olds[i] = s.BaseOffset

@@ -1,0 +1,7 @@
+package compaction
+
+// Hooks for the external tests.
+var (
+	Acquire = acquire
+	Release = release
+)
