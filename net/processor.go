@@ -53,6 +53,9 @@ type processor struct {
 		closed    bool
 	}
 
+	pending  atomic.Bool // responses waiting in mu.responses
+	sleeping atomic.Bool // in (or entering) a blocking epoll_wait
+
 	started   time.Time
 	idleNanos atomic.Int64
 	nconns    atomic.Int64
@@ -119,7 +122,11 @@ func (p *processor) enqueue(conn *rconn, cl *call, r Response) {
 		return
 	}
 	p.mu.responses = append(p.mu.responses, delivery{conn: conn, call: cl, resp: r})
-	if len(p.mu.responses) == 1 {
+	// Wake the processor only if it is blocked (or about to block) in
+	// epoll_wait: a busy processor finds the response on its next turn
+	// without an eventfd write and read. See wait for the other half.
+	p.pending.Store(true)
+	if p.sleeping.Load() && p.sleeping.CompareAndSwap(true, false) {
 		p.wake.signal()
 	}
 	p.mu.Unlock()
@@ -190,9 +197,19 @@ func (p *processor) wait(d time.Duration) (int, error) {
 		return n, err
 	}
 	runtime.Gosched()
+	// Announce the sleep, then look for responses delivered meanwhile:
+	// enqueue stores pending before loading sleeping, so either it sees
+	// sleeping and signals the eventfd, or this load sees pending.
+	p.sleeping.Store(true)
+	if p.pending.Load() {
+		p.sleeping.Store(false)
+		p.now = time.Now()
+		return 0, nil
+	}
 	ms := int((d + time.Millisecond - 1) / time.Millisecond)
 	t0 := time.Now()
 	n, err = unix.EpollWait(p.epfd, p.events, ms)
+	p.sleeping.Store(false)
 	p.now = time.Now()
 	p.idleNanos.Add(int64(p.now.Sub(t0)))
 	return n, err
@@ -276,6 +293,7 @@ func (p *processor) processResponses() {
 	p.mu.Lock()
 	batch := p.mu.responses
 	p.mu.responses = p.spare[:0]
+	p.pending.Store(false)
 	p.mu.Unlock()
 	for i := range batch {
 		p.handleResponse(&batch[i])
