@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -163,13 +164,9 @@ func (d *dumper) dumpFile(path string) error {
 // baseOffsetOfFile parses the 20-digit base offset that names a segment
 // file.
 func baseOffsetOfFile(path string) (int64, error) {
-	name := filepath.Base(path)
-	prefix, _, _ := strings.Cut(name, ".")
-	var base int64
-	if len(prefix) != 20 {
-		return 0, fmt.Errorf("%s: %w: name does not start with a 20-digit base offset", path, errBadFileName)
-	}
-	if _, err := fmt.Sscanf(prefix, "%d", &base); err != nil || base < 0 {
+	prefix, _, _ := strings.Cut(filepath.Base(path), ".")
+	base, err := strconv.ParseInt(prefix, 10, 64)
+	if len(prefix) != 20 || strings.Trim(prefix, "0123456789") != "" || err != nil {
 		return 0, fmt.Errorf("%s: %w: name does not start with a 20-digit base offset", path, errBadFileName)
 	}
 	return base, nil

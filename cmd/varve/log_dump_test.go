@@ -514,3 +514,14 @@ func TestLastSequenceWraps(t *testing.T) {
 		}
 	}
 }
+
+func TestBaseOffsetOfFile(t *testing.T) {
+	if b, err := baseOffsetOfFile("/x/00000000000000000021.timeindex"); err != nil || b != 21 {
+		t.Errorf("got %d, %v", b, err)
+	}
+	for _, bad := range []string{"0000000000000000002a.log", "21.log", "+0000000000000000021.log", "leader-epoch-checkpoint"} {
+		if _, err := baseOffsetOfFile(bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
