@@ -56,8 +56,10 @@
 //     round-robin on its processors' bounded queues.
 //   - processor (num.network.threads per listener): owns its epoll fd,
 //     eventfd and connections; every rconn field is touched by it alone.
-//     Handlers reach it only through enqueue (mutex-guarded list plus an
-//     eventfd write).
+//     Handlers reach it only through enqueue: a mutex-guarded list, plus an
+//     eventfd write when the processor sleeps in epoll_wait. Before
+//     blocking, a processor yields its P once (runtime.Gosched) so the
+//     handler it just woke can run without waiting for sysmon.
 //   - handler (num.io.threads, shared by all listeners): takes requests and
 //     calls Handler.Serve.
 //   - GoroutineServer: one goroutine per Serve (accept loop) and one per
