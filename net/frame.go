@@ -57,7 +57,7 @@ func (d *frameDecoder) feed(p []byte) (n int, frame []byte, err error) {
 		if d.nhdr < sizePrefixLen {
 			return n, nil, nil
 		}
-		if err := d.startBody(); err != nil {
+		if err := d.startBody(len(p)); err != nil {
 			return n, nil, err
 		}
 	}
@@ -69,14 +69,15 @@ func (d *frameDecoder) feed(p []byte) (n int, frame []byte, err error) {
 }
 
 // startBody checks the completed size prefix and allocates the first part of
-// the body buffer.
-func (d *frameDecoder) startBody() error {
+// the body buffer: initialBodyCap, or all of the bytes already at hand
+// (avail), so a frame that arrived whole is allocated once.
+func (d *frameDecoder) startBody(avail int) error {
 	size := int32(binary.BigEndian.Uint32(d.hdr[:]))
 	if size < 0 || size > d.max {
 		return &FrameSizeError{Size: size, Max: d.max}
 	}
 	d.size = int(size)
-	d.body = make([]byte, 0, min(d.size, initialBodyCap))
+	d.body = make([]byte, 0, min(d.size, max(initialBodyCap, avail)))
 	return nil
 }
 
@@ -194,16 +195,18 @@ func (fr *FrameReader) step() ([]byte, error) {
 	return nil, nil
 }
 
-// exactBuf returns a slice covering exactly what the current frame still
-// needs (in exact-read mode), so that nothing past the frame is consumed.
+// exactBuf returns a slice that ends where the current frame does (in
+// exact-read mode), so that nothing past the frame is consumed. Like
+// directSpace it grows the body at most by doubling, so an announced size
+// is never allocated before its bytes arrive.
 func (fr *FrameReader) exactBuf() []byte {
 	d := &fr.d
 	if d.size < 0 {
 		return d.hdr[d.nhdr:]
 	}
-	need := d.size - len(d.body)
-	d.grow(need)
-	return d.body[len(d.body) : len(d.body)+need]
+	want := min(d.size-len(d.body), max(cap(d.body)-len(d.body), minDirectRead))
+	d.grow(want)
+	return d.body[len(d.body) : len(d.body)+want]
 }
 
 // readErr converts the error that ended a read: EOF is clean only between

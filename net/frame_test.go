@@ -118,6 +118,17 @@ func TestFrameDecoderGrowsWithData(t *testing.T) {
 	if c := cap(d.body); c > 2<<20 {
 		t.Fatalf("after 1 MiB of a 100 MiB frame the decoder holds %d bytes", c)
 	}
+	// The same through FrameReader, in both read modes.
+	for _, bufSize := range []int{0, 4096} {
+		stream := append(binary.BigEndian.AppendUint32(nil, 100<<20), make([]byte, 1<<20)...)
+		fr := NewFrameReader(bytes.NewReader(stream), DefaultSocketRequestMaxBytes, bufSize)
+		if _, err := fr.ReadFrame(); err != io.ErrUnexpectedEOF {
+			t.Fatalf("buf %d: %v", bufSize, err)
+		}
+		if c := cap(fr.d.body); c > 2<<20 {
+			t.Errorf("buf %d: FrameReader holds %d bytes after 1 MiB of a 100 MiB frame", bufSize, c)
+		}
+	}
 }
 
 // referenceFrames parses a whole stream the obvious way: the model the
