@@ -44,24 +44,39 @@ type config struct {
 	role         string
 }
 
-// quickDefaults are the sizes of a smoke run: a few seconds of I/O.
+// Default sizes. The full run is issue 4's: a 4 GiB log in Kafka-size
+// (1 GiB) segments. The quick run keeps every run long enough to time (about
+// half a second each on a loopback of a few GB/s) but the whole experiment
+// to a minute or two.
+var (
+	fullSizes  = sizes{catchup: 4 << 30, tail: 1 << 30, segment: 1 << 30, tailPasses: 4, reps: 3}
+	quickSizes = sizes{catchup: 512 << 20, tail: 128 << 20, segment: 128 << 20, tailPasses: 8, reps: 3}
+)
+
+type sizes struct {
+	catchup, tail, segment int64
+	tailPasses, reps       int
+}
+
+// applyDefaults fills every size flag the user did not set.
 func (c *config) applyDefaults(set map[string]bool) {
-	def := func(name string, p *int64, full, quick int64) {
+	d := fullSizes
+	if c.quick {
+		d = quickSizes
+	}
+	fill := func(name string, p *int64, v int64) {
 		if !set[name] {
-			*p = full
-			if c.quick {
-				*p = quick
-			}
+			*p = v
 		}
 	}
-	def("catchup-bytes", &c.catchupBytes, 4<<30, 256<<20)
-	def("tail-bytes", &c.tailBytes, 1<<30, 64<<20)
-	def("segment-bytes", &c.segmentBytes, 1<<30, 64<<20)
-	if !set["tail-passes"] && c.quick {
-		c.tailPasses = 2
+	fill("catchup-bytes", &c.catchupBytes, d.catchup)
+	fill("tail-bytes", &c.tailBytes, d.tail)
+	fill("segment-bytes", &c.segmentBytes, d.segment)
+	if !set["tail-passes"] {
+		c.tailPasses = d.tailPasses
 	}
-	if !set["reps"] && c.quick {
-		c.reps = 2
+	if !set["reps"] {
+		c.reps = d.reps
 	}
 	if !set["cache-bytes"] {
 		c.cacheBytes = c.tailBytes + c.tailBytes/8 // holds the whole tail, warm
@@ -76,9 +91,9 @@ func parseFlags(args []string) (config, error) {
 	sizes := map[string]*int64{"catchup-bytes": &c.catchupBytes, "tail-bytes": &c.tailBytes,
 		"segment-bytes": &c.segmentBytes, "fetch-bytes": &c.fetchBytes, "cache-bytes": &c.cacheBytes}
 	usage := map[string]string{
-		"catchup-bytes": "bytes of log read by catch-up consumers (default 4GiB, -quick 256MiB)",
-		"tail-bytes":    "most recent bytes read by tail consumers (default 1GiB, -quick 64MiB)",
-		"segment-bytes": "segment file size, Kafka's log.segment.bytes (default 1GiB, -quick 64MiB)",
+		"catchup-bytes": "bytes of log read by catch-up consumers (default 4GiB, -quick 512MiB)",
+		"tail-bytes":    "most recent bytes read by tail consumers (default 1GiB, -quick 128MiB)",
+		"segment-bytes": "segment file size, Kafka's log.segment.bytes (default 1GiB, -quick 128MiB)",
 		"fetch-bytes":   "bytes per fetch response, Kafka's max.partition.fetch.bytes",
 		"cache-bytes":   "block cache bound (default tail-bytes + 1/8)",
 	}
@@ -86,12 +101,12 @@ func parseFlags(args []string) (config, error) {
 		fs.Func(name, usage[name], func(s string) error { v, err := parseSize(s); *p = v; return err })
 	}
 	c.fetchBytes = 1 << 20
-	fs.IntVar(&c.tailPasses, "tail-passes", 4, "times each tail consumer reads its slice (-quick 2)")
-	fs.IntVar(&c.reps, "reps", 1, "repetitions of every run; the summary uses the median (-quick 2)")
+	fs.IntVar(&c.tailPasses, "tail-passes", 4, "times each tail consumer reads its slice (-quick 8)")
+	fs.IntVar(&c.reps, "reps", 3, "repetitions of every run; the summary uses the median")
 	consumers := fs.String("consumers", "1,4,16", "comma-separated consumer counts")
 	paths := fs.String("paths", strings.Join(allPaths, ","), "comma-separated read paths")
 	workloads := fs.String("workloads", "tail,catchup", "comma-separated workloads")
-	fs.BoolVar(&c.quick, "quick", false, "small smoke run (256 MiB catch-up, 64 MiB tail, quick disk calibration)")
+	fs.BoolVar(&c.quick, "quick", false, "small smoke run (512 MiB catch-up, 128 MiB tail, quick disk calibration)")
 	fs.BoolVar(&c.keep, "keep", false, "keep the segment files")
 	fs.BoolVar(&c.verify, "verify", true, "consumers hash what they receive and the run fails on a mismatch")
 	fs.BoolVar(&c.inproc, "inproc", false, "consumers in this process (CPU per GB then includes them)")

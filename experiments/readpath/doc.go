@@ -6,8 +6,10 @@
 // files to consumers over loopback TCP through six paths:
 //
 //	raw         sendfile(2) called directly, pushing each stream with no
-//	            protocol: the limit of this machine, measured in the same run
-//	raw-fetch   the same raw loop answering fetch requests
+//	            protocol
+//	raw-fetch   the same raw loop answering fetch requests; the faster of
+//	            raw and raw-fetch in the same run is the limit the sendfile
+//	            path is held to (issue 4: at least 90% of it)
 //	sendfile    pagecache.Region.WriteTo (Varve's path)
 //	readwrite   Region's copying path: pread into a pooled buffer, write
 //	mmap        pagecache.MmapReader: write slices of a read-only mapping
@@ -22,7 +24,7 @@
 //
 // From the repository root:
 //
-//	go run ./experiments/readpath -quick   # smoke run: 256 MiB log, a minute or two
+//	go run ./experiments/readpath -quick   # smoke run: 512 MiB log, a minute or two
 //	go run ./experiments/readpath          # full run: 4 GiB log in 1 GiB segments
 //
 // It shows a progress bar and writes, under
