@@ -150,3 +150,27 @@ func TestRegionTruncatedClosesConnection(t *testing.T) {
 		}
 	})
 }
+
+// A region followed only by empty byte parts (as a Fetch response whose
+// last partition has records ends, in the non-flexible versions) must
+// complete the response, not look for another region.
+func TestRegionFollowedByEmptyBytes(t *testing.T) {
+	f, data := writeRandomFile(t, 4096)
+	forEachDesign(t, func(t *testing.T, d design) {
+		h := HandlerFunc(func(req *Request, respond func(Response)) {
+			respond(Response{Parts: []Part{
+				{Bytes: []byte("head")},
+				{Region: &pagecache.Region{File: f, Off: 10, Len: 100}},
+				{Bytes: []byte{}},
+				{Bytes: nil},
+			}})
+		})
+		s := start(t, d, Config{}, h)
+		c := s.dial(t)
+		send(t, c, RequestHeader{Key: 1, Version: 4, CorrelationID: 1}, nil)
+		_, body := readResponse(t, c, false)
+		if want := concat([]byte("head"), data[10:110]); !bytes.Equal(body, want) {
+			t.Fatalf("got %d bytes, want %d", len(body), len(want))
+		}
+	})
+}

@@ -98,6 +98,11 @@ func (s *sendState) writeTo(fd int) (n int64, done bool, err error) {
 		}
 		iov := s.gather()
 		if len(iov) == 0 {
+			// Nothing left before the next region: step over empty byte parts.
+			for s.part < len(s.resp.Parts) && s.resp.Parts[s.part].Region == nil {
+				s.part++
+				s.off = 0
+			}
 			if s.part >= len(s.resp.Parts) {
 				return n, true, nil
 			}
