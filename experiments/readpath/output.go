@@ -75,6 +75,7 @@ func (e *experiment) csvRow(r result) []string {
 type cell struct {
 	gbps, cpuPerGB, ratioSeq, ratioCold, ratioSeeks, ratioPageCache float64
 	resBefore, resAfter                                             float64
+	gbpsMin, gbpsMax                                                float64
 	n                                                               int
 }
 
@@ -97,10 +98,25 @@ func (e *experiment) medians() map[runSpec]cell {
 			ratioPageCache: median(rs, func(r result) float64 { return r.model.ratioPageCache }),
 			resBefore:      median(rs, func(r result) float64 { return r.residentBefore }),
 			resAfter:       median(rs, func(r result) float64 { return r.residentAfter }),
+			gbpsMin:        quantile(rs, 0, func(r result) float64 { return r.gbps() }),
+			gbpsMax:        quantile(rs, 1, func(r result) float64 { return r.gbps() }),
 			n:              len(rs),
 		}
 	}
 	return out
+}
+
+// quantile returns the minimum (q=0) or maximum (q=1) of f over rs.
+func quantile(rs []result, q int, f func(result) float64) float64 {
+	v := make([]float64, len(rs))
+	for i, r := range rs {
+		v[i] = f(r)
+	}
+	slices.Sort(v)
+	if len(v) == 0 {
+		return 0
+	}
+	return v[q*(len(v)-1)]
 }
 
 func median(rs []result, f func(result) float64) float64 {
