@@ -78,15 +78,15 @@ func runBench(ctx context.Context, o benchOptions, stdout, stderr io.Writer) err
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	size, err := parseSize(o.size)
+	size, err := parseBenchSize(o.size)
 	if err != nil {
 		return err
 	}
 	res := benchResult{Command: "varve log bench " + strings.Join(benchArgs(o), " ")}
-	res.LoadAvg[0] = loadAvg1()
-	prog := newProgress(stderr, o.noProgress)
+	res.LoadAvg[0] = benchLoadAvg1()
+	prog := newBenchProgress(stderr, o.noProgress)
 	defer prog.wait()
-	res.Calibration, err = calibrate(ctx, o, prog)
+	res.Calibration, err = benchCalibrate(ctx, o, prog)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func runBench(ctx context.Context, o benchOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("log bench: %w", err)
 	}
-	res.LoadAvg[1] = loadAvg1()
+	res.LoadAvg[1] = benchLoadAvg1()
 	if o.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -108,8 +108,8 @@ func runBench(ctx context.Context, o benchOptions, stdout, stderr io.Writer) err
 	return nil
 }
 
-// calibrate loads the cached disk model of o.dir or measures it.
-func calibrate(ctx context.Context, o benchOptions, prog *progress) (diskmodel.Calibration, error) {
+// benchCalibrate loads the cached disk model of o.dir or measures it.
+func benchCalibrate(ctx context.Context, o benchOptions, prog *benchProgress) (diskmodel.Calibration, error) {
 	task := prog.Start("calibrate disk model", 0)
 	c, err := diskmodel.LoadOrCalibrate(ctx, o.dir, o.maxAge, diskmodel.Options{Quick: o.quick})
 	task.Done()
@@ -140,9 +140,9 @@ func benchArgs(o benchOptions) []string {
 	return a
 }
 
-// parseSize reads a byte count with an optional KiB, MiB or GiB suffix
+// parseBenchSize reads a byte count with an optional KiB, MiB or GiB suffix
 // (or K, M, G); "" is 0, which means the default.
-func parseSize(s string) (int64, error) {
+func parseBenchSize(s string) (int64, error) {
 	if s == "" {
 		return 0, nil
 	}
@@ -164,9 +164,9 @@ func parseSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// loadAvg1 is the 1-minute load average, or -1 where /proc/loadavg is
+// benchLoadAvg1 is the 1-minute load average, or -1 where /proc/loadavg is
 // not readable.
-func loadAvg1() float64 {
+func benchLoadAvg1() float64 {
 	data, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return -1

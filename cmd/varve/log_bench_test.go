@@ -64,15 +64,15 @@ func TestBenchQuickJSONProducesEveryFigure(t *testing.T) {
 	}
 }
 
-func TestParseSize(t *testing.T) {
+func TestParseBenchSize(t *testing.T) {
 	for in, want := range map[string]int64{"": 0, "1GiB": 1 << 30, "64MiB": 64 << 20, "64m": 64 << 20, "4096": 4096, "8 KiB": 8 << 10} {
-		if got, err := parseSize(in); err != nil || got != want {
-			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		if got, err := parseBenchSize(in); err != nil || got != want {
+			t.Errorf("parseBenchSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
 	for _, bad := range []string{"x", "-1GiB", "1.5GiB", "0", "GiB"} {
-		if _, err := parseSize(bad); err == nil {
-			t.Errorf("parseSize(%q) accepted", bad)
+		if _, err := parseBenchSize(bad); err == nil {
+			t.Errorf("parseBenchSize(%q) accepted", bad)
 		}
 	}
 }

@@ -100,8 +100,8 @@ func (tl testLog) segmentFile(base int64, suffix string) string {
 	return filepath.Join(tl.dir, segment.FilenamePrefix(base)+suffix)
 }
 
-// dump runs "varve log dump" with args and returns what it printed.
-func dump(t *testing.T, args ...string) string {
+// runDump runs "varve log dump" with args and returns what it printed.
+func runDump(t *testing.T, args ...string) string {
 	t.Helper()
 	var out bytes.Buffer
 	cmd := newDumpCmd()
@@ -129,9 +129,9 @@ func wantBatchLine(t *testing.T, b storedBatch, valid bool) string {
 		h.BaseOffset, h.BaseOffset+2, h.BaseTimestamp, b.pos, h.BaseTimestamp+2, len(b.bytes), h.CRC, valid)
 }
 
-func lines(s string) []string { return strings.Split(strings.TrimRight(s, "\n"), "\n") }
+func dumpLines(s string) []string { return strings.Split(strings.TrimRight(s, "\n"), "\n") }
 
-func countPrefix(ls []string, prefix string) int {
+func dumpCountPrefix(ls []string, prefix string) int {
 	n := 0
 	for _, l := range ls {
 		if strings.HasPrefix(l, prefix) {
@@ -145,8 +145,8 @@ func countPrefix(ls []string, prefix string) int {
 // with its offsets, position, size, timestamps, codec and CRC validity.
 func TestDumpDirectoryPrintsEverySegmentInOrder(t *testing.T) {
 	tl := makeDumpLog(t, 12)
-	out := dump(t, tl.dir)
-	ls := lines(out)
+	out := runDump(t, tl.dir)
+	ls := dumpLines(out)
 	var got []string
 	for _, l := range ls {
 		if strings.HasPrefix(l, "baseOffset: ") {
@@ -161,11 +161,11 @@ func TestDumpDirectoryPrintsEverySegmentInOrder(t *testing.T) {
 			t.Errorf("batch %d:\n got %s\nwant %s", i, got[i], want)
 		}
 	}
-	segs := countPrefix(ls, "Log starting offset: ")
+	segs := dumpCountPrefix(ls, "Log starting offset: ")
 	if segs < 3 {
 		t.Fatalf("log spans %d segments, the test wants at least 3:\n%s", segs, out)
 	}
-	if countPrefix(ls, "Dumping "+filepath.Join(tl.dir, "0")) != 3*segs {
+	if dumpCountPrefix(ls, "Dumping "+filepath.Join(tl.dir, "0")) != 3*segs {
 		t.Errorf("want a .log, .index and .timeindex dump per segment:\n%s", out)
 	}
 	for _, want := range []string{
@@ -189,7 +189,7 @@ func TestDumpPrintRecords(t *testing.T) {
 	tl := makeDumpLog(t, 4)
 	logPath := tl.segmentFile(0, segment.LogSuffix)
 	for _, flag := range []string{"--print-records", "--deep-iteration", "--print-data-log"} {
-		out := dump(t, flag, "--max-value-bytes", "5", logPath)
+		out := runDump(t, flag, "--max-value-bytes", "5", logPath)
 		want := []string{
 			`| offset: 0 CreateTime: 1700000000000 keySize: 7 valueSize: 9 sequence: -1 headerKeys: [h] key: "key-0"...(2 more bytes) payload: "value"...(4 more bytes) headers: ["h"="v"]`,
 			`| offset: 3 CreateTime: 1700000000003 keySize: -1 valueSize: 4 sequence: -1 headerKeys: [h] key: null payload: 0x000102ff headers: ["h"="v"]`,
@@ -199,11 +199,11 @@ func TestDumpPrintRecords(t *testing.T) {
 				t.Errorf("%s: output lacks\n%s\n%s", flag, w, out)
 			}
 		}
-		if n := countPrefix(lines(out), "| offset: "); n != 3*countPrefix(lines(out), "baseOffset: ") {
-			t.Errorf("%s: %d record lines for %d batches", flag, n, countPrefix(lines(out), "baseOffset: "))
+		if n := dumpCountPrefix(dumpLines(out), "| offset: "); n != 3*dumpCountPrefix(dumpLines(out), "baseOffset: ") {
+			t.Errorf("%s: %d record lines for %d batches", flag, n, dumpCountPrefix(dumpLines(out), "baseOffset: "))
 		}
 	}
-	out := dump(t, "--print-records", "--max-value-bytes", "0", logPath)
+	out := runDump(t, "--print-records", "--max-value-bytes", "0", logPath)
 	if !strings.Contains(out, `payload: "value 0/0"`) {
 		t.Errorf("--max-value-bytes 0 should print whole values:\n%s", out)
 	}
@@ -234,14 +234,14 @@ func TestDumpFileCutMidBatch(t *testing.T) {
 	size := int64(len(tl.batches[last].bytes))
 	for _, cut := range []int64{1, 11, 12, 60, 61, size - 1} {
 		p, b := cutCopy(t, tl, last, cut)
-		out := dump(t, p)
+		out := runDump(t, p)
 		before := 0
 		for _, o := range tl.batches {
 			if o.seg == b.seg && o.pos < b.pos {
 				before++
 			}
 		}
-		if n := countPrefix(lines(out), "baseOffset: "); n != before {
+		if n := dumpCountPrefix(dumpLines(out), "baseOffset: "); n != before {
 			t.Errorf("cut %d: %d batch lines, want %d", cut, n, before)
 		}
 		want := fmt.Sprintf("Found %d invalid bytes at the end of %s: torn batch", cut, filepath.Base(p))
@@ -262,8 +262,8 @@ func TestDumpFlippedByteShowsInvalidCRCAndContinues(t *testing.T) {
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := dump(t, "--print-records", p)
-	ls := lines(out)
+	out := runDump(t, "--print-records", p)
+	ls := dumpLines(out)
 	var batchLines []string
 	for _, l := range ls {
 		if strings.HasPrefix(l, "baseOffset: ") {
@@ -297,13 +297,13 @@ func TestDumpZeroedTail(t *testing.T) {
 	tl := makeDumpLog(t, 3)
 	p := tl.segmentFile(0, segment.LogSuffix)
 	data, _ := os.ReadFile(p)
-	n := countPrefix(lines(dump(t, p)), "baseOffset: ")
+	n := dumpCountPrefix(dumpLines(runDump(t, p)), "baseOffset: ")
 	data = append(data, make([]byte, 100)...)
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := dump(t, p)
-	if got := countPrefix(lines(out), "baseOffset: "); got != n {
+	out := runDump(t, p)
+	if got := dumpCountPrefix(dumpLines(out), "baseOffset: "); got != n {
 		t.Errorf("%d batch lines after zeros were appended, want %d", got, n)
 	}
 	want := "Found 100 invalid bytes at the end of " + filepath.Base(p) + ": batch length 0 is below the minimum 49"
@@ -319,9 +319,9 @@ var offsetEntryLine = regexp.MustCompile(`^offset: (\d+) position: (\d+)$`)
 func TestDumpOffsetIndexCheckedAgainstLog(t *testing.T) {
 	tl := makeDumpLog(t, 12)
 	idx := tl.segmentFile(0, segment.IndexSuffix)
-	out := dump(t, idx)
+	out := runDump(t, idx)
 	entries := 0
-	for _, l := range lines(out) {
+	for _, l := range dumpLines(out) {
 		m := offsetEntryLine.FindStringSubmatch(l)
 		if m == nil {
 			continue
@@ -347,7 +347,7 @@ func TestDumpOffsetIndexCheckedAgainstLog(t *testing.T) {
 	if strings.Contains(out, "Mismatches") {
 		t.Fatalf("clean index reported mismatches:\n%s", out)
 	}
-	if got := dump(t, "--index-sanity-check", idx); got != "Dumping "+idx+"\n"+idx+" passed sanity check.\n" {
+	if got := runDump(t, "--index-sanity-check", idx); got != "Dumping "+idx+"\n"+idx+" passed sanity check.\n" {
 		t.Errorf("sanity check of a clean index printed:\n%s", got)
 	}
 
@@ -356,14 +356,14 @@ func TestDumpOffsetIndexCheckedAgainstLog(t *testing.T) {
 	if err := os.WriteFile(idx, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out = dump(t, "--verify-index-only", idx)
-	if !strings.Contains(out, "Mismatches in "+idx+"\n  Index offset: ") || offsetEntryLine.MatchString(lines(out)[1]) {
+	out = runDump(t, "--verify-index-only", idx)
+	if !strings.Contains(out, "Mismatches in "+idx+"\n  Index offset: ") || offsetEntryLine.MatchString(dumpLines(out)[1]) {
 		t.Errorf("want only the mismatch reported:\n%s", out)
 	}
 	if err := os.WriteFile(idx, data[:len(data)-3], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out := dump(t, "--index-sanity-check", idx); !strings.Contains(out, "failed sanity check: size ") {
+	if out := runDump(t, "--index-sanity-check", idx); !strings.Contains(out, "failed sanity check: size ") {
 		t.Errorf("an index of odd size passed the sanity check:\n%s", out)
 	}
 }
@@ -373,8 +373,8 @@ func TestDumpOffsetIndexCheckedAgainstLog(t *testing.T) {
 func TestDumpTimeIndexCheckedAgainstLog(t *testing.T) {
 	tl := makeDumpLog(t, 12)
 	tidx := tl.segmentFile(0, segment.TimeIndexSuffix)
-	out := dump(t, tidx)
-	if countPrefix(lines(out), "timestamp: ") == 0 || strings.Contains(out, "problems") {
+	out := runDump(t, tidx)
+	if dumpCountPrefix(dumpLines(out), "timestamp: ") == 0 || strings.Contains(out, "problems") {
 		t.Fatalf("want entries and no problems:\n%s", out)
 	}
 	data, _ := os.ReadFile(tidx)
@@ -382,7 +382,7 @@ func TestDumpTimeIndexCheckedAgainstLog(t *testing.T) {
 	if err := os.WriteFile(tidx, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out := dump(t, tidx); !strings.Contains(out, "Time index problems in "+tidx+"\n  Index timestamp: ") {
+	if out := runDump(t, tidx); !strings.Contains(out, "Time index problems in "+tidx+"\n  Index timestamp: ") {
 		t.Errorf("want the timestamp mismatch reported:\n%s", out)
 	}
 }
@@ -397,11 +397,11 @@ func TestDumpPreallocatedIndexStopsAtZeros(t *testing.T) {
 	if err := os.WriteFile(idx, append(data, make([]byte, 80)...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := dump(t, idx)
+	out := runDump(t, idx)
 	if n > 0 && !strings.Contains(out, fmt.Sprintf("entries %d to %d are empty (preallocated space)", n, n+9)) {
 		t.Errorf("want the zero entries reported as preallocated:\n%s", out)
 	}
-	if n > 0 && !strings.Contains(dump(t, "--index-sanity-check", idx), "failed sanity check") {
+	if n > 0 && !strings.Contains(runDump(t, "--index-sanity-check", idx), "failed sanity check") {
 		t.Errorf("an index with zero entries after its last passed the sanity check")
 	}
 }
@@ -420,13 +420,13 @@ func TestDumpCheckpointFiles(t *testing.T) {
 	want := "Dumping directory " + dir + "\n" +
 		"Dumping " + le + "\nversion: 0 entries: 2\nepoch: 0 startOffset: 0\nepoch: 3 startOffset: 100\n" +
 		"Dumping " + rp + "\nversion: 0 entries: 2\ntopic: a partition: 0 offset: 42\ntopic: b partition: 1 offset: 7\n"
-	if got := dump(t, dir); got != want {
+	if got := runDump(t, dir); got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
 	if err := os.WriteFile(rp, []byte("1\n0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := dump(t, rp); !strings.Contains(got, "corrupt checkpoint file") {
+	if got := runDump(t, rp); !strings.Contains(got, "corrupt checkpoint file") {
 		t.Errorf("a bad version was not reported:\n%s", got)
 	}
 }
@@ -445,8 +445,8 @@ func TestDumpMissingPathFails(t *testing.T) {
 func TestDumpDoesNotModifyFiles(t *testing.T) {
 	tl := makeDumpLog(t, 6)
 	before := snapshotDir(t, tl.dir)
-	dump(t, "--print-records", tl.dir)
-	dump(t, "--index-sanity-check", tl.dir)
+	runDump(t, "--print-records", tl.dir)
+	runDump(t, "--index-sanity-check", tl.dir)
 	if after := snapshotDir(t, tl.dir); after != before {
 		t.Errorf("dump changed the directory:\nbefore %s\nafter  %s", before, after)
 	}
@@ -489,7 +489,7 @@ func TestDumpCompressedTransactionalBatch(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	out := dump(t, "--print-records", "--max-value-bytes", "4", filepath.Join(dir, segment.FilenamePrefix(0)+segment.LogSuffix))
+	out := runDump(t, "--print-records", "--max-value-bytes", "4", filepath.Join(dir, segment.FilenamePrefix(0)+segment.LogSuffix))
 	for _, want := range []string{
 		"baseSequence: 100 lastSequence: 102 producerId: 7 producerEpoch: 1 partitionLeaderEpoch: -1 isTransactional: true isControl: false",
 		"compresscodec: zstd",

@@ -24,8 +24,8 @@ func printBenchTable(w io.Writer, r benchResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "figure\tmeasured\tmodel\tratio\ttarget\tstatus\traw peer\tvs peer")
 	for _, f := range r.Report.Figures {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Name, value(f.Measured, f.Unit), model(f), ratio(f.Ratio),
-			f.Target, f.Status, peer(f), ratio(f.VsPeer))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Name, benchValueCell(f.Measured, f.Unit), benchModelCell(f), benchRatioCell(f.Ratio),
+			f.Target, f.Status, benchPeerCell(f), benchRatioCell(f.VsPeer))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nratio = measured speed / model speed (1.00 = as fast as the disk model predicts)")
@@ -37,24 +37,24 @@ func printBenchTable(w io.Writer, r benchResult) {
 	}
 }
 
-// model renders the model column: "-" where no model applies.
-func model(f storage.Figure) string {
+// benchModelCell renders the model column: "-" where no model applies.
+func benchModelCell(f storage.Figure) string {
 	if f.Model == 0 {
 		return "-"
 	}
-	return value(f.Model, f.Unit)
+	return benchValueCell(f.Model, f.Unit)
 }
 
-// peer renders the raw peer column.
-func peer(f storage.Figure) string {
+// benchPeerCell renders the raw peer column.
+func benchPeerCell(f storage.Figure) string {
 	if f.Peer == 0 {
 		return "-"
 	}
-	return value(f.Peer, f.Unit)
+	return benchValueCell(f.Peer, f.Unit)
 }
 
-// value renders a measured or modelled value in its unit.
-func value(v float64, unit string) string {
+// benchValueCell renders a measured or modelled value in its unit.
+func benchValueCell(v float64, unit string) string {
 	switch {
 	case unit == "allocs/append":
 		return fmt.Sprintf("%.2f", v)
@@ -64,7 +64,7 @@ func value(v float64, unit string) string {
 	return fmt.Sprintf("%.1f %s", v, unit)
 }
 
-func ratio(r float64) string {
+func benchRatioCell(r float64) string {
 	if r == 0 {
 		return "-"
 	}

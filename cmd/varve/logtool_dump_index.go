@@ -31,7 +31,7 @@ type logHeaders struct {
 
 // loadLogHeaders scans the .log file of the segment an index belongs to.
 func (d *dumper) loadLogHeaders(indexPath string) (*logHeaders, error) {
-	logPath := strings.TrimSuffix(indexPath, ext(indexPath)) + segment.LogSuffix
+	logPath := strings.TrimSuffix(indexPath, indexExtension(indexPath)) + segment.LogSuffix
 	lh := &logHeaders{path: logPath}
 	if _, err := os.Stat(logPath); errors.Is(err, os.ErrNotExist) {
 		lh.missing = true
@@ -46,7 +46,7 @@ func (d *dumper) loadLogHeaders(indexPath string) (*logHeaders, error) {
 	return lh, err
 }
 
-func ext(path string) string {
+func indexExtension(path string) string {
 	if i := strings.LastIndexByte(path, '.'); i >= 0 {
 		return path[i:]
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/varve/varve/segment"
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+var dumpCastagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // records decodes and prints the records of one batch, one line each, as
 // Kafka's --deep-iteration --print-data-log does. A batch whose only
@@ -27,7 +27,7 @@ func (ld *logDump) records(b scannedBatch) {
 	buf := b.Bytes
 	if errors.Is(b.Invalid, segment.ErrCRCMismatch) {
 		ld.fixed = append(ld.fixed[:0], buf...)
-		binary.BigEndian.PutUint32(ld.fixed[segment.CRCPos:], crc32.Checksum(ld.fixed[segment.AttributesPos:], castagnoli))
+		binary.BigEndian.PutUint32(ld.fixed[segment.CRCPos:], crc32.Checksum(ld.fixed[segment.AttributesPos:], dumpCastagnoli))
 		buf = ld.fixed
 		ld.d.printf("  records decoded although the crc does not match:\n")
 	}
@@ -101,7 +101,7 @@ func showBytes(b []byte, max int) string {
 		shown, more = b[:max], len(b)-max
 	}
 	var s string
-	if printable(b) {
+	if isPrintableBytes(b) {
 		for !utf8.Valid(shown) { // do not cut a rune in two
 			shown, more = shown[:len(shown)-1], more+1
 		}
@@ -115,9 +115,9 @@ func showBytes(b []byte, max int) string {
 	return s
 }
 
-// printable reports whether b is valid UTF-8 made of printable runes
+// isPrintableBytes reports whether b is valid UTF-8 made of printable runes
 // (spaces included).
-func printable(b []byte) bool {
+func isPrintableBytes(b []byte) bool {
 	if !utf8.Valid(b) {
 		return false
 	}

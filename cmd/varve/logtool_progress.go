@@ -13,27 +13,27 @@ import (
 	"github.com/varve/varve/benchmarks/storage"
 )
 
-// progress shows the workloads of varve log bench on stderr: mpb bars on
+// benchProgress shows the workloads of varve log bench on stderr: mpb bars on
 // a terminal, one line per workload otherwise, nothing with
 // --no-progress. It implements storage.Progress and is used by the
 // goroutine that runs the suite.
-type progress struct {
+type benchProgress struct {
 	bars  *mpb.Progress // nil unless stderr is a terminal
 	lines io.Writer     // nil unless stderr is not a terminal
 }
 
-func newProgress(stderr io.Writer, off bool) *progress {
+func newBenchProgress(stderr io.Writer, off bool) *benchProgress {
 	switch {
 	case off:
-		return &progress{}
-	case isTerminal(stderr):
-		return &progress{bars: mpb.New(mpb.WithOutput(stderr), mpb.WithWidth(40), mpb.PopCompletedMode())}
+		return &benchProgress{}
+	case isTerminalWriter(stderr):
+		return &benchProgress{bars: mpb.New(mpb.WithOutput(stderr), mpb.WithWidth(40), mpb.PopCompletedMode())}
 	}
-	return &progress{lines: stderr}
+	return &benchProgress{lines: stderr}
 }
 
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
+// isTerminalWriter reports whether w is a terminal.
+func isTerminalWriter(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
@@ -43,18 +43,18 @@ func isTerminal(w io.Writer) bool {
 }
 
 // Start implements storage.Progress; total 0 shows a spinner.
-func (p *progress) Start(name string, total int64) storage.Task {
+func (p *benchProgress) Start(name string, total int64) storage.Task {
 	switch {
 	case p.bars != nil:
 		return p.bar(name, total)
 	case p.lines != nil:
 		fmt.Fprintf(p.lines, "%s ...\n", name)
-		return &lineTask{w: p.lines, name: name, start: time.Now()}
+		return &benchLineTask{w: p.lines, name: name, start: time.Now()}
 	}
-	return lineTask{}
+	return benchLineTask{}
 }
 
-func (p *progress) bar(name string, total int64) storage.Task {
+func (p *benchProgress) bar(name string, total int64) storage.Task {
 	name = fmt.Sprintf("%-34s", name)
 	var bar *mpb.Bar
 	if total <= 0 {
@@ -66,32 +66,32 @@ func (p *progress) bar(name string, total int64) storage.Task {
 			mpb.PrependDecorators(decor.Name(name)),
 			mpb.AppendDecorators(decor.Percentage(decor.WC{W: 5}), decor.Elapsed(decor.ET_STYLE_GO, decor.WC{W: 6})))
 	}
-	return barTask{bar}
+	return benchBarTask{bar}
 }
 
 // wait ends the bars (once every task is done).
-func (p *progress) wait() {
+func (p *benchProgress) wait() {
 	if p.bars != nil {
 		p.bars.Wait()
 		p.bars = nil
 	}
 }
 
-type barTask struct{ bar *mpb.Bar }
+type benchBarTask struct{ bar *mpb.Bar }
 
-func (t barTask) SetCurrent(n int64) { t.bar.SetCurrent(n) }
-func (t barTask) Done()              { t.bar.SetTotal(-1, true) }
+func (t benchBarTask) SetCurrent(n int64) { t.bar.SetCurrent(n) }
+func (t benchBarTask) Done()              { t.bar.SetTotal(-1, true) }
 
-// lineTask prints one line when its workload ends.
-type lineTask struct {
+// benchLineTask prints one line when its workload ends.
+type benchLineTask struct {
 	w     io.Writer
 	name  string
 	start time.Time
 }
 
-func (lineTask) SetCurrent(int64) {}
+func (benchLineTask) SetCurrent(int64) {}
 
-func (t lineTask) Done() {
+func (t benchLineTask) Done() {
 	if t.w != nil {
 		fmt.Fprintf(t.w, "%s done in %s\n", t.name, time.Since(t.start).Round(time.Millisecond))
 	}
