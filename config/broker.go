@@ -244,7 +244,7 @@ func ParseFile(path string, overrides []string) (*Broker, error) {
 	}
 	b, err := Parse(props)
 	if err != nil && path != "" {
-		return nil, fmt.Errorf("config: %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return b, err
 }
