@@ -115,23 +115,23 @@ func consume(ctx context.Context, cfg ConsumeConfig, res *ConsumeResult) error {
 	}
 	tr := track(cfg.Progress, "consume", cfg.Records)
 	defer tr.finish()
-	start := time.Now()
+	clk := startClock()
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return fmt.Errorf("consume bench: client: %w", err)
 	}
 	defer cl.Close()
-	return pollAll(ctx, cl, cfg.Records, timeout, start, res, tr)
+	return pollAll(ctx, cl, cfg.Records, timeout, clk, res, tr)
 }
 
 // pollAll polls until want records arrived, the timeout passes without
 // one, or ctx ends.
-func pollAll(ctx context.Context, cl *kgo.Client, want int64, timeout time.Duration, start time.Time, res *ConsumeResult, tr *tracker) error {
+func pollAll(ctx context.Context, cl *kgo.Client, want int64, timeout time.Duration, clk clock, res *ConsumeResult, tr *tracker) error {
 	var h Histogram
 	var records, bytes int64
-	last := start
+	last := clk.wall
 	defer func() {
-		res.Throughput = newThroughput(records, bytes, last.Sub(start))
+		res.Throughput = clk.throughput(records, bytes, last)
 		res.PollLatency = h.Summary()
 		res.Polls = h.Count()
 	}()
@@ -144,7 +144,7 @@ func pollAll(ctx context.Context, cl *kgo.Client, want int64, timeout time.Durat
 		n, b, err := countFetches(fs)
 		if n > 0 {
 			if records == 0 {
-				res.FirstRecordSec = time.Since(start).Seconds()
+				res.FirstRecordSec = time.Since(clk.wall).Seconds()
 			}
 			records, bytes, last = records+n, bytes+b, time.Now()
 			tr.add(n)

@@ -56,27 +56,27 @@ func E2E(ctx context.Context, cfg E2EConfig) (*E2EResult, error) {
 	defer tr.finish()
 	value := Payload(cfg.RecordSize, 2)
 	var e2e, acked Histogram
-	start := time.Now()
+	clk := startClock()
 	for range cfg.Records {
 		t0 := time.Now()
 		r := &kgo.Record{Value: value, Partition: 0}
 		if err := prod.ProduceSync(ctx, r).FirstErr(); err != nil {
-			return e2eResult(&e2e, &acked, start), fmt.Errorf("e2e bench: produce: %w", err)
+			return e2eResult(&e2e, &acked, clk), fmt.Errorf("e2e bench: produce: %w", err)
 		}
 		acked.Record(time.Since(t0))
 		if err := awaitOffset(ctx, cons, r.Offset, timeout); err != nil {
-			return e2eResult(&e2e, &acked, start), err
+			return e2eResult(&e2e, &acked, clk), err
 		}
 		e2e.Record(time.Since(t0))
 		tr.add(1)
 	}
-	return e2eResult(&e2e, &acked, start), nil
+	return e2eResult(&e2e, &acked, clk), nil
 }
 
-func e2eResult(e2e, acked *Histogram, start time.Time) *E2EResult {
+func e2eResult(e2e, acked *Histogram, clk clock) *E2EResult {
 	n := e2e.Count()
 	return &E2EResult{
-		Throughput:     newThroughput(n, 0, time.Since(start)),
+		Throughput:     clk.throughput(n, 0, time.Now()),
 		Latency:        e2e.Summary(),
 		ProduceLatency: acked.Summary(),
 	}

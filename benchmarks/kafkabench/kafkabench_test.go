@@ -52,6 +52,9 @@ func checkThroughput(t *testing.T, name string, th Throughput, records, bytes in
 	if got, want := th.MBPerSec, float64(bytes)/MB/th.ElapsedSec; got < want*0.999 || got > want*1.001 {
 		t.Errorf("%s: %v MB/s, want %v", name, got, want)
 	}
+	if th.ProcessCPUSec <= 0 || th.RecordsPerCPUSec*th.ProcessCPUSec < float64(records)*0.999 {
+		t.Errorf("%s: %v CPU s, %v records per CPU s", name, th.ProcessCPUSec, th.RecordsPerCPUSec)
+	}
 }
 
 // Kafka: ProducerPerformance then ConsumerPerformance on the same topic;

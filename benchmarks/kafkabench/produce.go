@@ -62,11 +62,11 @@ func Produce(ctx context.Context, cfg ProduceConfig) (*ProduceResult, error) {
 		return nil, fmt.Errorf("produce bench: %w", err)
 	}
 	tr := track(cfg.Progress, orDefault(cfg.Phase, "produce"), cfg.Records)
-	start := time.Now()
+	clk := startClock()
 	runErr := ps.run(ctx, cfg, tr)
-	elapsed := time.Since(start)
+	end := time.Now()
 	tr.finish()
-	res := ps.result(elapsed)
+	res := ps.result(clk, end)
 	if res.Server, err = probe.end(ctx, In, res.Bytes); err != nil {
 		return res, fmt.Errorf("produce bench: %w", err)
 	}
@@ -211,7 +211,7 @@ func (p *producer) acked(lat time.Duration, size int64, err error) {
 }
 
 // result merges the producers' counts.
-func (ps *producers) result(elapsed time.Duration) *ProduceResult {
+func (ps *producers) result(clk clock, end time.Time) *ProduceResult {
 	var h Histogram
 	res := &ProduceResult{}
 	var records, bytes int64
@@ -224,7 +224,7 @@ func (ps *producers) result(elapsed time.Duration) *ProduceResult {
 			res.FirstError = p.firstErr.Error()
 		}
 	}
-	res.Throughput = newThroughput(records, bytes, elapsed)
+	res.Throughput = clk.throughput(records, bytes, end)
 	res.Latency = h.Summary()
 	return res
 }

@@ -68,7 +68,8 @@ func (r *clientBenchReport) print(w io.Writer, asJSON bool) error {
 }
 
 func rates(t kafkabench.Throughput) string {
-	return fmt.Sprintf("%.1f records/sec (%.2f MB/sec) over %.3f s", t.RecordsPerSec, t.MBPerSec, t.ElapsedSec)
+	return fmt.Sprintf("%.1f records/sec (%.2f MB/sec) over %.3f s, %.0f records per process CPU second",
+		t.RecordsPerSec, t.MBPerSec, t.ElapsedSec, t.RecordsPerCPUSec)
 }
 
 func latencyText(l kafkabench.Latency) string {
