@@ -1,0 +1,133 @@
+package cluster
+
+// Produce, versions 0-11.
+//
+// Versions 0-2 carry the old message formats (magic 0 and 1): they are
+// up-converted to one v2 batch per partition on the way in, as Kafka 3.x
+// does, because Debian's kcat (librdkafka 2.0) compresses only against a
+// broker that lists Produce v0. Versions 3+ must carry v2 batches, which
+// are validated by header and CRC and stored verbatim (their codec kept).
+//
+// acks=0 sends no response (an error closes the connection, as Kafka's
+// CloseConnectionResponse); acks=1 and acks=all answer after the local
+// append, which with one replica is also the commit; acks=all with
+// min.insync.replicas above 1 gets NOT_ENOUGH_REPLICAS and writes
+// nothing. message.timestamp.type=LogAppendTime stamps each batch with
+// the broker's clock.
+//
+// Not served: transactions (no transaction coordinator yet), and
+// recompression for a topic whose compression.type is not "producer"
+// (batches are stored as sent).
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	vnet "github.com/varve/varve/net"
+	"github.com/varve/varve/segment"
+)
+
+func init() {
+	register(&api{key: kmsg.Produce.Int16(), min: 0, max: 11, serve: serveProduce})
+}
+
+func serveProduce(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vnet.Response)) kmsg.Response {
+	req := kreq.(*kmsg.ProduceRequest)
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	failed := false
+	for _, rt := range req.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := b.producePartition(r.Version, req.Acks, rt.Topic, rp)
+			failed = failed || sp.ErrorCode != 0
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if req.Acks == 0 {
+		if failed {
+			respond(vnet.Response{Close: true})
+		} else {
+			respond(vnet.Response{NoResponse: true})
+		}
+		return nil
+	}
+	return resp
+}
+
+func (b *Broker) producePartition(version, acks int16, topic string, rp kmsg.ProduceRequestTopicPartition) kmsg.ProduceResponseTopicPartition {
+	sp := kmsg.NewProduceResponseTopicPartition()
+	sp.Partition = rp.Partition
+	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+	if acks != 0 && acks != 1 && acks != -1 {
+		sp.ErrorCode = kerr.InvalidRequiredAcks.Code
+		return sp
+	}
+	part, err := b.partition(topic, rp.Partition)
+	if err != nil {
+		sp.ErrorCode = errorCode(err)
+		return sp
+	}
+	tc := b.topicConfig(topic)
+	if acks == -1 && tc.MinInsyncReplicas() > 1 {
+		sp.ErrorCode = kerr.NotEnoughReplicas.Code
+		return sp
+	}
+	records, err := produceRecords(version, rp.Records)
+	if err != nil {
+		sp.ErrorCode = errorCode(err)
+		return sp
+	}
+	if tc.MessageTimestampType() == segment.TimestampLogAppendTime {
+		now := time.Now().UnixMilli()
+		stampLogAppendTime(records, now)
+		sp.LogAppendTime = now
+	}
+	info, err := part.AppendAsLeader(records)
+	if err != nil {
+		sp.ErrorCode = errorCode(err)
+		b.log.Debug("produce failed", "topic", topic, "partition", rp.Partition, "err", err)
+		return sp
+	}
+	b.metrics.produced(topic, len(records), info.LastOffset-info.FirstOffset+1)
+	sp.BaseOffset, sp.LogStartOffset = info.FirstOffset, part.Log.StartOffset()
+	return sp
+}
+
+// produceRecords returns the v2 batches of a partition's produce data,
+// up-converting the magic 0 and 1 message sets of Produce v0-2.
+func produceRecords(version int16, records []byte) ([]byte, error) {
+	if len(records) == 0 {
+		return nil, kerr.CorruptMessage
+	}
+	const magicPos = 16
+	if len(records) <= magicPos {
+		return nil, kerr.CorruptMessage
+	}
+	if magic := records[magicPos]; magic < 2 {
+		if version >= 3 {
+			return nil, kerr.UnsupportedForMessageFormat
+		}
+		return segment.UpConvertLegacy(records)
+	}
+	if version < 3 {
+		return nil, kerr.UnsupportedForMessageFormat
+	}
+	return records, nil
+}
+
+// stampLogAppendTime sets every batch's timestamp type to LogAppendTime
+// and its max timestamp to now (recomputing the CRC).
+func stampLogAppendTime(records []byte, now int64) {
+	for p := 0; p < len(records); {
+		_, n, err := segment.NextBatch(records[p:], len(records)-p)
+		if err != nil {
+			return // validation at append reports it
+		}
+		segment.SetMaxTimestampLogAppendTime(records[p:p+n], now)
+		p += n
+	}
+}

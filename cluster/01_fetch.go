@@ -1,0 +1,175 @@
+package cluster
+
+// Fetch, versions 4-17.
+//
+// Record data leaves as file regions (sendfile): the response is encoded
+// by hand around them (fetch_encode.go), so the records never pass
+// through user space. A fetch that has less than min.bytes waits, up to
+// max.wait.ms, for an append to any of its partitions (the delayed fetch:
+// a goroutine per waiting request, woken by the partitions' append
+// notifications, instead of Kafka's timing wheel). Limits: each
+// partition's PartitionMaxBytes and the response's MaxBytes; the first
+// partition with data returns at least one whole batch (KIP-74). Reads
+// stop at the high watermark; the last stable offset equals it (no
+// transactions). Topic ids replace names from v13.
+//
+// Not served: fetch sessions (KIP-227: the session id answered is 0, so
+// clients send full fetches, which Kafka allows); versions 0-3, whose
+// clients need records down-converted to magic 0/1; follower fetches
+// (replication comes later); preferred read replicas (-1).
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	vnet "github.com/varve/varve/net"
+	"github.com/varve/varve/pagecache"
+	"github.com/varve/varve/replica"
+)
+
+func init() {
+	register(&api{key: kmsg.Fetch.Int16(), min: 4, max: 17, serve: serveFetch})
+}
+
+// fetchPart is one partition's share of a fetch response.
+type fetchPart struct {
+	partition      int32
+	errorCode      int16
+	hw, logStart   int64
+	records        pagecache.Region
+	part           *replica.Partition
+	offset         int64
+	partitionBytes int32
+}
+
+type fetchTopic struct {
+	name  string
+	id    [16]byte
+	parts []fetchPart
+}
+
+func serveFetch(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vnet.Response)) kmsg.Response {
+	req := kreq.(*kmsg.FetchRequest)
+	topics := b.resolveFetch(r.Version, req)
+	bytes, failed := b.readFetch(topics, req.MaxBytes)
+	if req.MaxWaitMillis <= 0 || bytes >= int64(req.MinBytes) || failed || bytes > 0 && req.MinBytes <= 0 {
+		respond(b.fetchResponse(r.Version, topics))
+		return nil
+	}
+	go b.delayedFetch(r.Version, req, topics, respond)
+	return nil
+}
+
+// resolveFetch finds the partitions a fetch names.
+func (b *Broker) resolveFetch(version int16, req *kmsg.FetchRequest) []fetchTopic {
+	topics := make([]fetchTopic, 0, len(req.Topics))
+	for _, rt := range req.Topics {
+		ft := fetchTopic{name: rt.Topic, id: rt.TopicID}
+		known := true
+		if version >= 13 {
+			t, ok := b.meta.topicByID(rt.TopicID)
+			ft.name, known = t.Name, ok
+		}
+		for _, rp := range rt.Partitions {
+			fp := fetchPart{partition: rp.Partition, hw: -1, logStart: -1, offset: rp.FetchOffset, partitionBytes: rp.PartitionMaxBytes}
+			switch {
+			case !known:
+				fp.errorCode = kerr.UnknownTopicID.Code
+			default:
+				p, err := b.partition(ft.name, rp.Partition)
+				fp.part, fp.errorCode = p, errorCode(err)
+			}
+			ft.parts = append(ft.parts, fp)
+		}
+		topics = append(topics, ft)
+	}
+	return topics
+}
+
+// readFetch reads every partition within the response budget and says
+// how many bytes it found and whether any partition failed.
+func (b *Broker) readFetch(topics []fetchTopic, maxBytes int32) (int64, bool) {
+	budget := int64(maxBytes)
+	if budget <= 0 {
+		budget = 1 << 62
+	}
+	var total int64
+	failed := false
+	for ti := range topics {
+		for pi := range topics[ti].parts {
+			fp := &topics[ti].parts[pi]
+			if fp.part == nil {
+				failed = failed || fp.errorCode != 0
+				continue
+			}
+			fp.hw, fp.logStart = fp.part.HighWatermark(), fp.part.Log.StartOffset()
+			limit := min(int64(fp.partitionBytes), budget)
+			region, err := fp.part.Read(fp.offset, int(max(limit, 0)), total == 0)
+			fp.errorCode, fp.records = errorCode(err), region
+			failed = failed || err != nil
+			total += region.Len
+			budget -= region.Len
+		}
+	}
+	return total, failed
+}
+
+// delayedFetch waits until enough data arrived, max.wait.ms passed, or
+// the broker stops, then answers.
+func (b *Broker) delayedFetch(version int16, req *kmsg.FetchRequest, topics []fetchTopic, respond func(vnet.Response)) {
+	deadline := time.NewTimer(time.Duration(req.MaxWaitMillis) * time.Millisecond)
+	defer deadline.Stop()
+	for {
+		wake := make(chan struct{}, 1)
+		stop := make(chan struct{})
+		for _, t := range topics {
+			for _, fp := range t.parts {
+				if fp.part != nil {
+					go func(c <-chan struct{}) {
+						select {
+						case <-c:
+							select {
+							case wake <- struct{}{}:
+							default:
+							}
+						case <-stop:
+						}
+					}(fp.part.Wait())
+				}
+			}
+		}
+		select {
+		case <-wake:
+			close(stop)
+			bytes, failed := b.readFetch(topics, req.MaxBytes)
+			if bytes >= int64(req.MinBytes) || failed {
+				respond(b.fetchResponse(version, topics))
+				return
+			}
+		case <-deadline.C:
+			close(stop)
+			b.readFetch(topics, req.MaxBytes)
+			respond(b.fetchResponse(version, topics))
+			return
+		case <-b.stopping:
+			close(stop)
+			respond(b.fetchResponse(version, topics))
+			return
+		}
+	}
+}
+
+func (b *Broker) fetchResponse(version int16, topics []fetchTopic) vnet.Response {
+	var out int64
+	for _, t := range topics {
+		for _, fp := range t.parts {
+			out += fp.records.Len
+			if fp.records.Len > 0 {
+				b.metrics.fetched(t.name, fp.records.Len)
+			}
+		}
+	}
+	return vnet.Response{Parts: encodeFetchResponse(version, topics)}
+}

@@ -1,0 +1,81 @@
+package cluster
+
+// ListOffsets, versions 0-9.
+//
+// Timestamp -2 is the log start offset (earliest), -1 the high
+// watermark (latest; with isolation read_committed the last stable
+// offset, which equals it without transactions), -3 (v7+) the offset of
+// the largest timestamp, and any other timestamp the first offset whose
+// record timestamp is at least it, or -1 when there is none. Version 0
+// answers in the old form (a list of offsets).
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	vnet "github.com/varve/varve/net"
+	"github.com/varve/varve/replica"
+)
+
+func init() {
+	register(&api{key: kmsg.ListOffsets.Int16(), min: 0, max: 9, serve: serveListOffsets})
+}
+
+func serveListOffsets(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
+	req := kreq.(*kmsg.ListOffsetsRequest)
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			p, err := b.partition(rt.Topic, rp.Partition)
+			if err == nil {
+				sp.Timestamp, sp.Offset, err = listOffset(p, rp.Timestamp)
+			}
+			sp.ErrorCode = errorCode(err)
+			if err != nil {
+				sp.Timestamp, sp.Offset = -1, -1
+			}
+			if r.Version == 0 {
+				sp.OldStyleOffsets = []int64{sp.Offset}
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}
+
+func listOffset(p *replica.Partition, ts int64) (timestamp, offset int64, err error) {
+	switch ts {
+	case -2:
+		return -1, p.Log.StartOffset(), nil
+	case -1:
+		return -1, p.HighWatermark(), nil
+	case -3:
+		return maxTimestampOffset(p)
+	}
+	off, rts, found, err := p.Log.OffsetForTime(ts)
+	if err != nil || !found || off >= p.HighWatermark() {
+		return -1, -1, err
+	}
+	return rts, off, nil
+}
+
+// maxTimestampOffset is KIP-734: the offset and timestamp of the record
+// with the largest timestamp.
+func maxTimestampOffset(p *replica.Partition) (int64, int64, error) {
+	var best int64 = -1
+	for _, s := range p.Log.Segments() {
+		best = max(best, s.MaxTimestamp)
+	}
+	if best < 0 {
+		return -1, -1, nil
+	}
+	off, rts, found, err := p.Log.OffsetForTime(best)
+	if err != nil || !found {
+		return -1, -1, err
+	}
+	return rts, off, nil
+}

@@ -1,0 +1,37 @@
+package cluster
+
+// ApiVersions, versions 0-4.
+//
+// Every client's first request. The list is generated from the APIs this
+// package registers. A version above 4 gets a v0 response carrying
+// UNSUPPORTED_VERSION and the list, as Kafka answers, so the client can
+// retry with a version both sides know. The response header is always
+// v0 (net writes it so).
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	vnet "github.com/varve/varve/net"
+)
+
+func init() {
+	register(&api{key: kmsg.ApiVersions.Int16(), min: 0, max: 4, serve: serveApiVersions})
+}
+
+func serveApiVersions(b *Broker, r *vnet.Request, req kmsg.Request, _ func(vnet.Response)) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
+	resp.ApiKeys = apiKeys()
+	resp.FinalizedFeaturesEpoch = -1
+	return resp
+}
+
+// unsupportedApiVersions is the v0 answer to an ApiVersions request whose
+// version this broker does not serve.
+func unsupportedApiVersions(int16) []byte {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.SetVersion(0)
+	resp.ErrorCode = kerr.UnsupportedVersion.Code
+	resp.ApiKeys = apiKeys()
+	return resp.AppendTo(nil)
+}

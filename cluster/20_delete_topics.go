@@ -1,0 +1,58 @@
+package cluster
+
+// DeleteTopics, versions 0-6: by name, or by topic id from v6.
+// delete.topic.enable=false refuses with TOPIC_DELETION_DISABLED.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	vnet "github.com/varve/varve/net"
+)
+
+func init() {
+	register(&api{key: kmsg.DeleteTopics.Int16(), min: 0, max: 6, serve: serveDeleteTopics})
+}
+
+func serveDeleteTopics(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
+	req := kreq.(*kmsg.DeleteTopicsRequest)
+	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	type target struct {
+		name *string
+		id   [16]byte
+	}
+	var targets []target
+	if r.Version >= 6 {
+		for _, t := range req.Topics {
+			targets = append(targets, target{t.Topic, t.TopicID})
+		}
+	} else {
+		for _, n := range req.TopicNames {
+			targets = append(targets, target{name: &n})
+		}
+	}
+	for _, t := range targets {
+		st := kmsg.NewDeleteTopicsResponseTopic()
+		st.Topic, st.TopicID = t.name, t.id
+		name := ""
+		if t.name != nil {
+			name = *t.name
+		} else if tm, ok := b.meta.topicByID(t.id); ok {
+			name = tm.Name
+			st.Topic = &tm.Name
+		}
+		switch {
+		case !b.cfg.DeleteTopicEnable:
+			st.ErrorCode = kerr.TopicDeletionDisabled.Code
+		case name == "" && t.name == nil:
+			st.ErrorCode = kerr.UnknownTopicID.Code
+		default:
+			if tm, ok := b.meta.topic(name); ok {
+				st.TopicID = tm.ID
+			}
+			st.ErrorCode = errorCode(b.deleteTopic(name))
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}

@@ -1,0 +1,40 @@
+package cluster
+
+// CreatePartitions, versions 0-3: grow a topic's partition count;
+// assignments may name only this node.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	vnet "github.com/varve/varve/net"
+)
+
+func init() {
+	register(&api{key: kmsg.CreatePartitions.Int16(), min: 0, max: 3, serve: serveCreatePartitions})
+}
+
+func serveCreatePartitions(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
+	req := kreq.(*kmsg.CreatePartitionsRequest)
+	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewCreatePartitionsResponseTopic()
+		st.Topic = rt.Topic
+		var err error = nil
+		for _, a := range rt.Assignment {
+			if len(a.Replicas) != 1 || a.Replicas[0] != b.nodeID {
+				err = kerr.InvalidReplicaAssignment
+			}
+		}
+		if err == nil {
+			err = b.addPartitions(rt.Topic, rt.Count, req.ValidateOnly)
+		}
+		st.ErrorCode = errorCode(err)
+		if err != nil {
+			msg := err.Error()
+			st.ErrorMessage = &msg
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}

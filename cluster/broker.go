@@ -1,0 +1,209 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	stdnet "net"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/varve/varve/config"
+	vnet "github.com/varve/varve/net"
+	"github.com/varve/varve/replica"
+)
+
+// Broker is one Varve node: the Kafka APIs over a replica.Manager, served
+// by the Reactor (or the goroutine-per-connection server).
+type Broker struct {
+	cfg    *config.Broker
+	log    *slog.Logger
+	nodeID int32
+	host   string // advertised
+	port   int32
+
+	meta     *metaStore
+	parts    *replica.Manager
+	metrics  *metrics
+	server   server
+	cleaners *cleaners
+
+	mu       sync.Mutex
+	lis      []stdnet.Listener
+	stopping chan struct{}
+	bg       sync.WaitGroup
+}
+
+// server is what the Reactor and the goroutine-per-connection server
+// have in common.
+type server interface {
+	Serve(ln stdnet.Listener) error
+	Shutdown(ctx context.Context) error
+	Stats() vnet.Stats
+}
+
+// New opens a broker's data (recovering its logs) without listening yet.
+func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	b := &Broker{cfg: cfg, log: logger, nodeID: int32(cfg.NodeID), stopping: make(chan struct{})}
+	var err error
+	if b.host, b.port, err = advertised(cfg); err != nil {
+		return nil, err
+	}
+	if b.meta, err = openMetaStore(cfg.LogDirs[0], cfg.ClusterID, b.nodeID); err != nil {
+		return nil, err
+	}
+	b.parts, err = replica.Open(replica.Config{
+		LogDirs:                    cfg.LogDirs,
+		RecoveryThreadsPerDataDir:  cfg.NumRecoveryThreadsPerDataDir,
+		RecoveryCheckpointInterval: cfg.LogFlushOffsetCheckpointIntervalMs.Duration(),
+		StartOffsetCheckpoint:      cfg.LogFlushStartOffsetCheckpointIntervalMs.Duration(),
+		HWCheckpointInterval:       cfg.ReplicaHighWatermarkCheckpointIntervalMs.Duration(),
+		Logger:                     logger,
+		LogConfig:                  b.logConfig,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := b.adoptPartitions(); err != nil {
+		b.parts.Close()
+		return nil, err
+	}
+	b.metrics = newMetrics(b)
+	if b.server, err = newServer(cfg, b); err != nil {
+		b.parts.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func newServer(cfg *config.Broker, h vnet.Handler) (server, error) {
+	nc := vnet.Config{
+		NumNetworkThreads:        cfg.NumNetworkThreads,
+		NumIOThreads:             cfg.NumIoThreads,
+		QueuedMaxRequests:        cfg.QueuedMaxRequests,
+		SocketRequestMaxBytes:    int32(cfg.SocketRequestMaxBytes),
+		ConnectionsMaxIdle:       cfg.ConnectionsMaxIdleMs.Duration(),
+		SocketSendBufferBytes:    cfg.SocketSendBufferBytes,
+		SocketReceiveBufferBytes: cfg.SocketReceiveBufferBytes,
+		MaxConnections:           cfg.MaxConnections,
+	}
+	if cfg.NetworkModel == config.NetworkGoroutine {
+		return vnet.NewGoroutineServer(nc, h)
+	}
+	return vnet.NewReactor(nc, h)
+}
+
+// advertised returns the host and port clients are told to connect to.
+func advertised(cfg *config.Broker) (string, int32, error) {
+	ls := cfg.AdvertisedListeners
+	if len(ls) == 0 {
+		ls = cfg.Listeners
+	}
+	if len(ls) == 0 {
+		return "", 0, errors.New("no listeners configured")
+	}
+	return ls[0].Host, int32(ls[0].Port), nil
+}
+
+// Start listens on every configured listener and serves until Shutdown.
+func (b *Broker) Start() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, l := range b.cfg.Listeners {
+		ln, err := stdnet.Listen("tcp", stdnet.JoinHostPort(l.Host, fmt.Sprint(l.Port)))
+		if err != nil {
+			return fmt.Errorf("listener %s: %w", l, err)
+		}
+		b.lis = append(b.lis, ln)
+		if b.port == 0 && len(b.lis) == 1 {
+			// listeners=...:0 picks a free port; advertise the one chosen.
+			b.port = int32(ln.Addr().(*stdnet.TCPAddr).Port)
+		}
+		b.bg.Add(1)
+		go func() {
+			defer b.bg.Done()
+			if err := b.server.Serve(ln); err != nil && !errors.Is(err, vnet.ErrServerClosed) {
+				b.log.Error("listener stopped", "addr", ln.Addr(), "err", err)
+			}
+		}()
+		b.log.Info("listening", "listener", l.String(), "addr", ln.Addr().String())
+	}
+	b.metrics.start(b.cfg.MetricsListener)
+	b.startCleaners()
+	return nil
+}
+
+// Addr is the address of the first listener (useful with port 0).
+func (b *Broker) Addr() stdnet.Addr {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.lis) == 0 {
+		return nil
+	}
+	return b.lis[0].Addr()
+}
+
+// Shutdown stops accepting, lets in-flight requests finish (bounded by
+// ctx), then closes the logs cleanly: flush, checkpoints, clean-shutdown
+// marker.
+func (b *Broker) Shutdown(ctx context.Context) error {
+	b.mu.Lock()
+	select {
+	case <-b.stopping:
+		b.mu.Unlock()
+		return nil
+	default:
+	}
+	close(b.stopping)
+	b.mu.Unlock()
+	start := time.Now()
+	err := b.server.Shutdown(ctx)
+	b.bg.Wait()
+	b.stopCleaners()
+	b.metrics.stop()
+	err = errors.Join(err, b.parts.Close())
+	b.log.Info("shut down", "took", time.Since(start), "err", err)
+	return err
+}
+
+// Serve implements net.Handler: decode, dispatch, encode.
+func (b *Broker) Serve(r *vnet.Request, respond func(vnet.Response)) {
+	a, ok := apis[r.Key]
+	if !ok || r.Version < a.min || r.Version > a.max {
+		if r.Key == kmsg.ApiVersions.Int16() {
+			respond(bytesResponse(unsupportedApiVersions(r.Version)))
+			return
+		}
+		// Kafka closes the connection on a key or version it does not
+		// serve (InvalidRequestException in SocketServer).
+		b.log.Debug("unsupported request", "key", r.Key, "version", r.Version, "client", r.ClientID)
+		respond(vnet.Response{Close: true})
+		return
+	}
+	req := kmsg.RequestForKey(r.Key)
+	req.SetVersion(r.Version)
+	if err := req.ReadFrom(r.Body); err != nil {
+		b.log.Debug("undecodable request", "key", r.Key, "version", r.Version, "client", r.ClientID, "err", err)
+		respond(vnet.Response{Close: true})
+		return
+	}
+	start := time.Now()
+	wrapped := func(resp vnet.Response) {
+		b.metrics.observe(r.Key, time.Since(start))
+		respond(resp)
+	}
+	if resp := a.serve(b, r, req, wrapped); resp != nil {
+		resp.SetVersion(r.Version)
+		wrapped(bytesResponse(resp.AppendTo(nil)))
+	}
+}
+
+func bytesResponse(body []byte) vnet.Response {
+	return vnet.Response{Parts: []vnet.Part{{Bytes: body}}}
+}
