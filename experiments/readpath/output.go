@@ -17,7 +17,9 @@ func (e *experiment) writeOutputs(dir string) error {
 		return err
 	}
 	if e.model != nil {
-		b, err := json.MarshalIndent(e.model, "", "  ")
+		c := *e.model
+		c.Dir = "" // a path of the measuring machine, not a result
+		b, err := json.MarshalIndent(c, "", "  ")
 		if err != nil {
 			return err
 		}
