@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
+	"time"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
@@ -41,11 +43,12 @@ func (p *clientBenchProgress) Start(name string, total int64) kafkabench.Task {
 	if p.bars == nil {
 		return silentTask{}
 	}
-	bar := p.bars.AddBar(total,
+	t := &recordBar{start: time.Now()}
+	t.bar = p.bars.AddBar(total,
 		mpb.PrependDecorators(decor.Name(fmt.Sprintf("%-8s", name)), decor.CountersNoUnit("%d / %d", decor.WC{W: 22})),
-		mpb.AppendDecorators(decor.Percentage(decor.WC{W: 5}), decor.AverageSpeed(nil, " %.0f rec/s", decor.WC{W: 16}),
+		mpb.AppendDecorators(decor.Percentage(decor.WC{W: 5}), decor.Any(t.rate, decor.WC{W: 18}),
 			decor.Elapsed(decor.ET_STYLE_GO, decor.WC{W: 6})))
-	return recordBar{bar}
+	return t
 }
 
 // wait ends the bars once every phase is done.
@@ -56,10 +59,34 @@ func (p *clientBenchProgress) wait() {
 	}
 }
 
-type recordBar struct{ bar *mpb.Bar }
+// recordBar is one phase's bar. The rate is records over the time since
+// Start, frozen at Done (mpb's AverageSpeed shows nothing for a phase
+// that ends before the bar is first drawn).
+type recordBar struct {
+	bar   *mpb.Bar
+	start time.Time
+	end   atomic.Int64 // UnixNano at Done; 0 while running
+}
 
-func (t recordBar) SetCurrent(n int64) { t.bar.SetCurrent(n) }
-func (t recordBar) Done()              { t.bar.SetTotal(-1, true) }
+func (t *recordBar) SetCurrent(n int64) { t.bar.SetCurrent(n) }
+
+func (t *recordBar) Done() {
+	t.end.Store(time.Now().UnixNano())
+	t.bar.SetTotal(-1, true)
+}
+
+// rate is the bar's records/s decorator; mpb calls it while rendering.
+func (t *recordBar) rate(s decor.Statistics) string {
+	end := time.Now()
+	if e := t.end.Load(); e != 0 {
+		end = time.Unix(0, e)
+	}
+	secs := end.Sub(t.start).Seconds()
+	if secs <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.0f rec/s", float64(s.Current)/secs)
+}
 
 type silentTask struct{}
 
