@@ -61,7 +61,7 @@ func (r Region) WriteTo(w io.Writer) (int64, error) {
 		return 0, r.errorf("write", 0, ErrNoFile)
 	}
 	if sc, ok := w.(syscall.Conn); ok {
-		n, err, handled := r.sendfileTo(sc)
+		n, handled, err := r.sendfileTo(sc)
 		if handled {
 			return n, err
 		}
@@ -72,14 +72,14 @@ func (r Region) WriteTo(w io.Writer) (int64, error) {
 // sendfileTo runs the sendfile loop on sc. handled is false when the pair of
 // descriptors does not support sendfile and nothing was sent, so the caller
 // may fall back to copying.
-func (r Region) sendfileTo(sc syscall.Conn) (written int64, err error, handled bool) {
+func (r Region) sendfileTo(sc syscall.Conn) (written int64, handled bool, err error) {
 	dst, err := sc.SyscallConn()
 	if err != nil {
-		return 0, nil, false
+		return 0, false, nil
 	}
 	src, err := r.File.SyscallConn()
 	if err != nil {
-		return 0, r.errorf("sendfile", 0, err), true
+		return 0, true, r.errorf("sendfile", 0, err)
 	}
 	off, remaining := r.Off, r.Len
 	var opErr error
@@ -105,12 +105,12 @@ func (r Region) sendfileTo(sc syscall.Conn) (written int64, err error, handled b
 		opErr = werr
 	}
 	if opErr == nil {
-		return written, nil, true
+		return written, true, nil
 	}
 	if written == 0 && unsupportedSendfile(opErr) {
-		return 0, nil, false
+		return 0, false, nil
 	}
-	return written, r.errorf("sendfile", written, opErr), true
+	return written, true, r.errorf("sendfile", written, opErr)
 }
 
 // unsupportedSendfile reports errors meaning "this descriptor pair cannot do
