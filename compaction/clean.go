@@ -40,6 +40,7 @@ type worker struct {
 	dec     segment.BatchDecoder
 	recs    []segment.Record
 	kept    []segment.Record
+	hashes  keyHashes
 	scratch []byte
 }
 
@@ -57,7 +58,7 @@ type pass struct {
 	segmentBytes int64
 	nowMs        int64
 	latest       int64           // the last offset the map accounts for (Kafka's map.latestOffset)
-	producers    map[int64]int64 // producer id -> last data offset, built when first needed
+	producers    map[int64]int64 // producer id -> last data offset, read when first needed
 	stats        *Stats
 }
 

@@ -2,6 +2,7 @@ package compaction
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/varve/varve/segment"
 )
@@ -20,14 +21,15 @@ const (
 // past the map's range is kept; a keyless record goes; a record whose key
 // has a later offset in the map goes; a tombstone goes once its batch's
 // delete horizon has passed (now >= horizon); everything else stays.
-func (p *pass) decide(h segment.BatchHeader, r *segment.Record) verdict {
+// h1 and h2 are the key's hashes.
+func (p *pass) decide(h segment.BatchHeader, r *segment.Record, h1, h2 uint64) verdict {
 	if r.Offset > p.latest {
 		return keep
 	}
 	if r.Key == nil {
 		return keyless
 	}
-	if off, ok := p.w.m.Get(r.Key); ok && r.Offset < off {
+	if off, ok := p.w.m.get(h1, h2); ok && r.Offset < off {
 		return superseded
 	}
 	if horizon, ok := h.DeleteHorizon(); r.Value == nil && ok && p.nowMs >= horizon {
@@ -81,9 +83,11 @@ func (p *pass) filter(h segment.BatchHeader, b []byte, lastOfGroup bool) ([]byte
 func (p *pass) retained(h segment.BatchHeader, recs []segment.Record) ([]segment.Record, int) {
 	kept := p.w.kept[:0]
 	tombstones := 0
+	hs := &p.w.hashes
+	hs.hash(p.w.m, recs, math.MinInt64, p.latest)
 	for i := range recs {
 		r := &recs[i]
-		v := p.decide(h, r)
+		v := p.decide(h, r, hs.h1[i], hs.h2[i])
 		p.count(v, r)
 		if v == keep {
 			kept = append(kept, *r)
@@ -115,15 +119,7 @@ func (p *pass) count(v verdict, r *segment.Record) {
 
 // emptied decides about a batch none of whose records stay.
 func (p *pass) emptied(h segment.BatchHeader, lastOfGroup bool) ([]byte, error) {
-	keepIt := lastOfGroup
-	if !keepIt {
-		last, err := p.lastOfProducer(h)
-		if err != nil {
-			return nil, err
-		}
-		keepIt = last
-	}
-	if !keepIt {
+	if !lastOfGroup && !p.lastOfProducer(h) {
 		return nil, nil
 	}
 	p.stats.EmptyBatchesKept++

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/varve/varve/segment"
 )
@@ -18,14 +19,13 @@ const minMapSlots = 1024
 // and the next pass continues after it.
 func (p *pass) buildMap() error {
 	p.latest = p.c.firstDirty - 1
-	p.w.m.Reset(p.c.firstDirty, p.wantSlots(), p.w.cfg.IOBufferLoadFactor)
-	for _, s := range p.c.segs {
-		if s.NextOffset <= p.c.firstDirty {
-			continue
-		}
-		if s.BaseOffset >= p.c.firstUncleanable {
-			break
-		}
+	dirty := p.dirtySegments()
+	slots, err := p.wantSlots(dirty)
+	if err != nil {
+		return err
+	}
+	p.w.m.Reset(p.c.firstDirty, slots, p.w.cfg.IOBufferLoadFactor)
+	for _, s := range dirty {
 		full, err := p.mapSegment(s)
 		if err != nil || full {
 			return err
@@ -34,13 +34,66 @@ func (p *pass) buildMap() error {
 	return nil
 }
 
-// wantSlots sizes the table for the dirty section: a record takes at
-// least 7 bytes, so bytes/4 slots hold every key of uncompressed data
-// (very compressible data may fill it; the pass then stops early).
-func (p *pass) wantSlots() int {
-	dirty := max(p.c.cleanableBytes, 0)
-	want := float64(dirty/4) / p.w.cfg.IOBufferLoadFactor
-	return int(min(max(want, minMapSlots), float64(p.w.m.MaxSlots())))
+// dirtySegments lists the segments overlapping [firstDirty, firstUncleanable).
+func (p *pass) dirtySegments() []segment.SegmentInfo {
+	var out []segment.SegmentInfo
+	for _, s := range p.c.segs {
+		if s.BaseOffset >= p.c.firstUncleanable {
+			break
+		}
+		if s.NextOffset > p.c.firstDirty {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// wantSlots sizes the table for the dirty section, so that a small
+// section does not pay for a large, cache-hostile table: it reads the
+// batch headers of the first chunk of the section, takes their records
+// per byte, and allows twice that many keys over the whole section. Data
+// whose records get much smaller further on may fill the table early;
+// the pass then stops there and the next one continues, as with a full
+// map.
+func (p *pass) wantSlots(dirty []segment.SegmentInfo) (int, error) {
+	var bytes int64
+	for _, s := range dirty {
+		bytes += s.Size
+	}
+	if len(dirty) == 0 {
+		return minMapSlots, nil
+	}
+	perByte, err := p.sampleRecordsPerByte(dirty[0])
+	if err != nil {
+		return 0, err
+	}
+	want := 2 * perByte * float64(bytes) / p.w.cfg.IOBufferLoadFactor
+	return int(min(max(want, minMapSlots), float64(p.w.m.MaxSlots()))), nil
+}
+
+// sampleRecordsPerByte reads the headers in the first read chunk of s.
+func (p *pass) sampleRecordsPerByte(s segment.SegmentInfo) (float64, error) {
+	rd := p.w.rd
+	if err := rd.open(p.fs, s); err != nil {
+		return 0, err
+	}
+	defer rd.close()
+	var recs, bytes int64
+	for bytes < int64(rd.chunk) {
+		h, b, _, err := rd.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+		recs += int64(h.RecordCount)
+		bytes += int64(len(b))
+	}
+	if bytes == 0 {
+		return 0, nil
+	}
+	return float64(recs) / float64(bytes), nil
 }
 
 // mapSegment adds the segment's dirty records to the map and reports
@@ -84,14 +137,15 @@ func (p *pass) mapBatch(h segment.BatchHeader, b []byte) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("%w: %s: batch at offset %d: %w", ErrCorruptSegment, p.c.log.Dir(), h.BaseOffset, err)
 	}
+	hs := &p.w.hashes
+	hs.hash(p.w.m, recs, p.c.firstDirty, math.MaxInt64)
 	for i := range recs {
-		r := &recs[i]
-		if r.Offset < p.c.firstDirty || r.Key == nil {
+		if hs.h1[i] == 0 {
 			continue
 		}
 		p.stats.MapRecordsRead++
-		if !p.w.m.Put(r.Key, r.Offset) {
-			p.latest = r.Offset - 1
+		if !p.w.m.put(hs.h1[i], hs.h2[i], recs[i].Offset) {
+			p.latest = recs[i].Offset - 1
 			p.stats.MapFull = true
 			return true, nil
 		}

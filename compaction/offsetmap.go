@@ -5,6 +5,8 @@ import (
 	"math/bits"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/varve/varve/segment"
 )
 
 // OffsetMap maps a record key to the last offset seen for it, in a fixed
@@ -35,6 +37,7 @@ type OffsetMap struct {
 	base    int64 // offsets are stored as offset - base
 	probes  uint64
 	lookups uint64
+	sink    uint64 // keeps the loads of Prefetch from being optimised away
 }
 
 const (
@@ -111,11 +114,15 @@ func (m *OffsetMap) find(h1, h2 uint64) (uint64, bool) {
 // its load factor allows, or when offset is out of the map's range
 // [base, base+2^40).
 func (m *OffsetMap) Put(key []byte, offset int64) bool {
+	h1, h2 := hashes(key)
+	return m.put(h1, h2, offset)
+}
+
+func (m *OffsetMap) put(h1, h2 uint64, offset int64) bool {
 	delta := uint64(offset - m.base)
 	if offset < m.base || delta > maxOffDelta {
 		return false
 	}
-	h1, h2 := hashes(key)
 	i, found := m.find(h1, h2)
 	if !found {
 		if m.size >= m.limit {
@@ -130,14 +137,60 @@ func (m *OffsetMap) Put(key []byte, offset int64) bool {
 
 // Get returns key's latest offset, if the map holds the key.
 func (m *OffsetMap) Get(key []byte) (int64, bool) {
+	h1, h2 := hashes(key)
+	return m.get(h1, h2)
+}
+
+func (m *OffsetMap) get(h1, h2 uint64) (int64, bool) {
 	if len(m.words) == 0 {
 		return 0, false
 	}
-	i, found := m.find(hashes(key))
+	i, found := m.find(h1, h2)
 	if !found {
 		return 0, false
 	}
 	return m.base + int64(m.words[2*i+1]&deltaMask), true
+}
+
+// prefetch loads the home slot of each hash, so that the cache misses of
+// a batch's lookups overlap instead of coming one after the other: the
+// loads are independent, and the CPU keeps several in flight.
+func (m *OffsetMap) prefetch(h1s []uint64) {
+	n := m.tableSlots()
+	if n == 0 {
+		return
+	}
+	var sum uint64
+	for _, h := range h1s {
+		i, _ := bits.Mul64(h, n)
+		sum += m.words[2*i]
+	}
+	m.sink += sum
+}
+
+// keyHashes holds the hashes of one batch's keys, reused across batches.
+type keyHashes struct {
+	h1, h2 []uint64
+}
+
+// hash hashes the key of every record of recs that needs a lookup (a key,
+// and an offset in [from, to]); the others get h1 = 0. It then prefetches
+// their slots in m.
+func (k *keyHashes) hash(m *OffsetMap, recs []segment.Record, from, to int64) {
+	n := len(recs)
+	if cap(k.h1) < n {
+		k.h1, k.h2 = make([]uint64, n), make([]uint64, n)
+	}
+	k.h1, k.h2 = k.h1[:n], k.h2[:n]
+	for i := range recs {
+		r := &recs[i]
+		if r.Key == nil || r.Offset < from || r.Offset > to {
+			k.h1[i] = 0
+			continue
+		}
+		k.h1[i], k.h2[i] = hashes(r.Key)
+	}
+	m.prefetch(k.h1)
 }
 
 // Size is the number of keys held.
