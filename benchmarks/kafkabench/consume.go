@@ -21,8 +21,9 @@ type ConsumeConfig struct {
 	// Timeout is ConsumerPerformance's --timeout: the run gives up when
 	// no record arrives for this long (0 means 10 s, Kafka's default).
 	Timeout                time.Duration
-	FetchMaxBytes          int32 // fetch.max.bytes (0: kgo's 50 MiB)
-	FetchMaxPartitionBytes int32 // max.partition.fetch.bytes (0: kgo's 1 MiB)
+	FetchMaxBytes          int32         // fetch.max.bytes (0: kgo's 50 MiB)
+	FetchMaxPartitionBytes int32         // max.partition.fetch.bytes (0: kgo's 1 MiB)
+	FetchMaxWait           time.Duration // fetch.max.wait.ms (0: kgo's 5 s)
 	// Fill, when set, first produces (untimed) as many records as the
 	// topic lacks to hold Records, with these settings; its Records
 	// field is overwritten with the shortfall.
@@ -108,6 +109,9 @@ func consume(ctx context.Context, cfg ConsumeConfig, res *ConsumeResult) error {
 	}
 	if cfg.FetchMaxPartitionBytes > 0 {
 		opts = append(opts, kgo.FetchMaxPartitionBytes(cfg.FetchMaxPartitionBytes))
+	}
+	if cfg.FetchMaxWait > 0 {
+		opts = append(opts, kgo.FetchMaxWait(cfg.FetchMaxWait))
 	}
 	timeout := cfg.Timeout
 	if timeout <= 0 {

@@ -21,8 +21,13 @@ type E2EConfig struct {
 	RecordSize int
 	Producer   ProducerConfig // Linger is forced to 0
 	// Timeout bounds the wait for one record (0 means 10 s).
-	Timeout  time.Duration
-	Progress Progress
+	Timeout time.Duration
+	// FetchMaxWait is fetch.max.wait.ms, how long the broker may hold
+	// the consumer's fetch when no data is there (0: kgo's 5 s). A
+	// broker that does not wake a waiting fetch when a record arrives
+	// shows up as round trips of exactly this long.
+	FetchMaxWait time.Duration
+	Progress     Progress
 }
 
 // E2EResult is what an end-to-end run measured: Latency from the send to
@@ -101,8 +106,12 @@ func e2eClients(ctx context.Context, cfg E2EConfig) (prod, cons *kgo.Client, err
 		prod.Close()
 		return nil, nil, err
 	}
-	cons, err = kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{cfg.Topic: {0: kgo.NewOffset().At(end)}}))
+	copts := []kgo.Opt{kgo.SeedBrokers(cfg.Brokers...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{cfg.Topic: {0: kgo.NewOffset().At(end)}})}
+	if cfg.FetchMaxWait > 0 {
+		copts = append(copts, kgo.FetchMaxWait(cfg.FetchMaxWait))
+	}
+	cons, err = kgo.NewClient(copts...)
 	if err != nil {
 		prod.Close()
 		return nil, nil, fmt.Errorf("e2e bench: consumer: %w", err)

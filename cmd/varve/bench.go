@@ -39,6 +39,7 @@ type clientBenchOptions struct {
 	timeout     time.Duration
 	fetchMax    int32
 	fetchMaxP   int32
+	fetchWait   time.Duration
 	fill        bool
 	json        bool
 	noProgress  bool
@@ -89,6 +90,7 @@ func (o *clientBenchOptions) addFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "consume/e2e: give up when no record arrives for this long")
 	f.Int32Var(&o.fetchMax, "fetch-max-bytes", 0, "consume: fetch.max.bytes (0: client default 50 MiB)")
 	f.Int32Var(&o.fetchMaxP, "fetch-max-partition-bytes", 0, "consume: max.partition.fetch.bytes (0: client default 1 MiB)")
+	f.DurationVar(&o.fetchWait, "fetch-max-wait", 0, "consume/e2e: fetch.max.wait.ms, how long the broker may hold an empty fetch (0: client default 5s)")
 	f.BoolVar(&o.fill, "fill", true, "consume: first produce (untimed) what the topic lacks to hold --records")
 	f.BoolVar(&o.json, "json", false, "print the results as JSON")
 	f.BoolVar(&o.noProgress, "no-progress", false, "do not show a progress bar")

@@ -38,7 +38,7 @@ func newBenchConsumeCmd(o *clientBenchOptions) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runClientBench(cmd, o, "consume", func(ctx context.Context, brokers []string, p kafkabench.Progress, r *clientBenchReport) error {
 				cc := kafkabench.ConsumeConfig{Brokers: brokers, Topic: o.topic, Records: o.records, Timeout: o.timeout,
-					FetchMaxBytes: o.fetchMax, FetchMaxPartitionBytes: o.fetchMaxP, MetricsURL: o.metricsURL, Progress: p}
+					FetchMaxBytes: o.fetchMax, FetchMaxPartitionBytes: o.fetchMaxP, FetchMaxWait: o.fetchWait, MetricsURL: o.metricsURL, Progress: p}
 				if o.fill {
 					fill := o.produceConfig(brokers, p)
 					fill.MetricsURL = ""
@@ -65,7 +65,7 @@ as long as a million round trips).`,
 			return runClientBench(cmd, o, "e2e", func(ctx context.Context, brokers []string, p kafkabench.Progress, r *clientBenchReport) error {
 				var err error
 				r.E2E, err = kafkabench.E2E(ctx, kafkabench.E2EConfig{Brokers: brokers, Topic: o.topic, Records: o.records,
-					RecordSize: o.recordSize, Producer: o.producerConfig(), Timeout: o.timeout, Progress: p})
+					RecordSize: o.recordSize, Producer: o.producerConfig(), Timeout: o.timeout, FetchMaxWait: o.fetchWait, Progress: p})
 				return err
 			})
 		},
