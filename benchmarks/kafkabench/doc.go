@@ -25,6 +25,10 @@
 //	         receipt, ProduceLatency send to acknowledgement.
 //
 // MB/s is MiB/s (1,048,576 bytes), as Kafka's tools print "MB/sec".
+// Every phase also reports the CPU time (user + system, getrusage) the
+// whole process used during it, and records per CPU second: with StartKfake
+// that covers client and broker, and it moves far less than the rates
+// when other work competes for the cores.
 // Latencies are kept in a log-linear histogram (Histogram: fixed memory,
 // no allocation per sample, at most 0.8 % above the exact nearest-rank
 // percentile) and reported in milliseconds.
