@@ -16,6 +16,12 @@ import (
 // and not "." or "..".
 var legalTopic = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,249}$`)
 
+// maxPartitionsPerTopic bounds what one request can make a node create.
+// Kafka has no such limit, but each partition costs three files and two
+// index mappings here: a request for millions must get an error, not
+// exhaust the node.
+const maxPartitionsPerTopic = 10000
+
 func validTopicName(name string) error {
 	if !legalTopic.MatchString(name) || name == "." || name == ".." {
 		return kerr.InvalidTopicException
@@ -55,8 +61,8 @@ func (b *Broker) createTopic(name string, partitions int32, rf int16, configs ma
 	if rf == -1 {
 		rf = int16(b.cfg.DefaultReplicationFactor)
 	}
-	if partitions < 1 {
-		return topicMeta{}, kerr.InvalidPartitions
+	if partitions < 1 || partitions > maxPartitionsPerTopic {
+		return topicMeta{}, fmt.Errorf("%w: %d partitions, this node allows 1 to %d per topic", kerr.InvalidPartitions, partitions, maxPartitionsPerTopic)
 	}
 	if rf != 1 {
 		// One node: a replication factor above 1 cannot be placed.
@@ -126,6 +132,8 @@ func (b *Broker) addPartitions(name string, count int32, validateOnly bool) erro
 		return kerr.UnknownTopicOrPartition
 	case count < t.Partitions:
 		return fmt.Errorf("%w: topic has %d partitions, cannot go down to %d", kerr.InvalidPartitions, t.Partitions, count)
+	case count > maxPartitionsPerTopic:
+		return fmt.Errorf("%w: %d partitions, this node allows at most %d per topic", kerr.InvalidPartitions, count, maxPartitionsPerTopic)
 	case count == t.Partitions:
 		return fmt.Errorf("%w: topic already has %d partitions", kerr.InvalidPartitions, count)
 	case validateOnly:
