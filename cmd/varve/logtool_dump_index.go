@@ -142,7 +142,11 @@ func (d *dumper) dumpOffsetIndex(path string) error {
 	var mismatches []string
 	for i := 0; i < f.entries; i++ {
 		e := f.offsetEntry(i)
-		if e.Offset == f.base && i > 0 { // preallocated zeros: Kafka stops here too
+		// Preallocated zeros. Kafka stops at the first entry after the
+		// first that repeats the base offset; an entry (base, 0) is never
+		// real either (a segment's first batch is never indexed), so an
+		// active segment with no entries yet is not shown as having one.
+		if e.Offset == f.base && (i > 0 || e.Position == 0) {
 			d.printf("%s: entries %d to %d are empty (preallocated space)\n", path, i, f.entries-1)
 			break
 		}
@@ -219,7 +223,7 @@ func (d *dumper) dumpTimeIndex(path string) error {
 	prevTS := int64(segment.NoTimestamp)
 	for i := 0; i < f.entries; i++ {
 		e := f.timeEntry(i)
-		if e.Offset == f.base && i > 0 {
+		if e.Offset == f.base && (i > 0 || e.Timestamp == 0) { // zeros, as above
 			d.printf("%s: entries %d to %d are empty (preallocated space)\n", path, i, f.entries-1)
 			break
 		}
