@@ -19,7 +19,8 @@ import (
 // with the disk model's time for reading the dirty section once and
 // writing the cleaned output once (PredictSequentialRead +
 // PredictSequentialWrite). MB/s counts the dirty bytes; ratio-to-model is
-// predicted / measured (1 = as fast as the disk allows; the pass in fact
+// predicted / measured over all iterations, best-ratio that of the
+// fastest iteration (1 = as fast as the disk allows; the pass in fact
 // reads the dirty section twice, once for the map and once to rewrite
 // it, the second time from the page cache). Building the log is not
 // timed; the freshly written log is in the page cache, so reads are
@@ -45,6 +46,7 @@ func BenchmarkCleanThroughput(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			const dirtyBytes = 64 << 20
 			var measured, predicted time.Duration
+			best := 0.0 // the best iteration's ratio: the least disturbed by other work
 			var in int64
 			for range b.N {
 				b.StopTimer()
@@ -58,13 +60,16 @@ func BenchmarkCleanThroughput(b *testing.B) {
 				if err != nil || st.MapFull || st.RecordsKept*2 != st.RecordsRead {
 					b.Fatalf("pass: %v, map full %v, kept %d of %d", err, st.MapFull, st.RecordsKept, st.RecordsRead)
 				}
+				want := cal.PredictSequentialRead(st.MapBytesRead) + cal.PredictSequentialWrite(st.BytesWritten)
 				measured += elapsed
-				predicted += cal.PredictSequentialRead(st.MapBytesRead) + cal.PredictSequentialWrite(st.BytesWritten)
+				predicted += want
+				best = max(best, want.Seconds()/elapsed.Seconds())
 				l.Close()
 				b.StartTimer()
 			}
 			b.SetBytes(in)
 			b.ReportMetric(predicted.Seconds()/measured.Seconds(), "ratio-to-model")
+			b.ReportMetric(best, "best-ratio")
 		})
 	}
 }

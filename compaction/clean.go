@@ -144,9 +144,9 @@ func (p *pass) recordMap() {
 // the group's segments into cleaned segments and swaps them in.
 func (p *pass) cleanGroup(group []segment.SegmentInfo) error {
 	out := &output{p: p, base: group[0].BaseOffset}
+	lastIdx := lastNonEmpty(group)
 	for i, s := range group {
-		last := i == len(group)-1
-		if err := p.cleanSegment(s, last, out); err != nil {
+		if err := p.cleanSegment(s, i == lastIdx, out); err != nil {
 			out.abort()
 			return err
 		}

@@ -191,7 +191,7 @@ func (c *Cleaner) afterClean(ctx context.Context, l *segment.Log, s Stats, err e
 			c.cfg.Logger.Info("cleaned log", "dir", l.Dir(), "bytes_before", s.BytesRead, "bytes_after", s.BytesWritten,
 				"end_offset", s.EndOffset, "duration", s.Duration)
 		}
-	case errors.Is(err, ErrSegmentsChanged), errors.Is(err, ErrCleaningInProgress), ctx.Err() != nil:
+	case errors.Is(err, ErrSegmentsChanged), errors.Is(err, ErrCleaningInProgress), errors.Is(err, segment.ErrClosed), ctx.Err() != nil:
 		c.cfg.Logger.Info("cleaning abandoned; the next round starts over", "dir", l.Dir(), "err", err)
 	default:
 		c.cfg.Logger.Error("cleaning failed; leaving the log alone for a while", "dir", l.Dir(),

@@ -16,7 +16,7 @@ func toRewrite(segs []segment.SegmentInfo, startOffset, endOffset int64) []segme
 		if s.BaseOffset >= endOffset {
 			break
 		}
-		if s.NextOffset > startOffset && s.Size > 0 {
+		if s.NextOffset > startOffset {
 			out = append(out, s)
 		}
 	}
@@ -44,6 +44,17 @@ func groupSegments(segs []segment.SegmentInfo, maxBytes int64) [][]segment.Segme
 		segs = segs[n:]
 	}
 	return groups
+}
+
+// lastNonEmpty is the index of the group's last segment holding bytes,
+// whose last batch always stays; -1 if none does.
+func lastNonEmpty(group []segment.SegmentInfo) int {
+	for i := len(group) - 1; i >= 0; i-- {
+		if group[i].Size > 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 // stillLive reports whether group, listed from an earlier snapshot, is
