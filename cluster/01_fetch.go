@@ -1,6 +1,6 @@
 package cluster
 
-// Fetch, versions 4-17.
+// Fetch, versions 0-17.
 //
 // Record data leaves as file regions (sendfile): the response is encoded
 // by hand around them (fetch_encode.go), so the records never pass
@@ -13,9 +13,12 @@ package cluster
 // stop at the high watermark; the last stable offset equals it (no
 // transactions). Topic ids replace names from v13.
 //
+// Versions 0-3 predate v2 batches: their records are down-converted to
+// magic 0 (v0-1) or magic 1 (v2-3) message sets (fetch_legacy.go), which
+// costs a copy, as it does in Kafka.
+//
 // Not served: fetch sessions (KIP-227: the session id answered is 0, so
-// clients send full fetches, which Kafka allows); versions 0-3, whose
-// clients need records down-converted to magic 0/1; follower fetches
+// clients send full fetches, which Kafka allows); follower fetches
 // (replication comes later); preferred read replicas (-1).
 
 import (
@@ -30,7 +33,7 @@ import (
 )
 
 func init() {
-	register(&api{key: kmsg.Fetch.Int16(), min: 4, max: 17, serve: serveFetch})
+	register(&api{key: kmsg.Fetch.Int16(), min: 0, max: 17, serve: serveFetch})
 }
 
 // fetchPart is one partition's share of a fetch response.
@@ -53,13 +56,30 @@ type fetchTopic struct {
 func serveFetch(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.FetchRequest)
 	topics := b.resolveFetch(r.Version, req)
+	// Take the wake-up channels before reading: an append between the read
+	// and the wait then closes a channel this fetch holds, and it cannot
+	// sleep through it.
+	wake := fetchWaits(topics)
 	bytes, failed := b.readFetch(topics, req.MaxBytes)
 	if req.MaxWaitMillis <= 0 || bytes >= int64(req.MinBytes) || failed || bytes > 0 && req.MinBytes <= 0 {
 		respond(b.fetchResponse(r.Version, topics))
 		return nil
 	}
-	go b.delayedFetch(r.Version, req, topics, respond)
+	go b.delayedFetch(r.Version, req, topics, wake, respond)
 	return nil
+}
+
+// fetchWaits returns the append notifications of a fetch's partitions.
+func fetchWaits(topics []fetchTopic) []<-chan struct{} {
+	var out []<-chan struct{}
+	for _, t := range topics {
+		for _, fp := range t.parts {
+			if fp.part != nil {
+				out = append(out, fp.part.Wait())
+			}
+		}
+	}
+	return out
 }
 
 // resolveFetch finds the partitions a fetch names.
@@ -118,31 +138,28 @@ func (b *Broker) readFetch(topics []fetchTopic, maxBytes int32) (int64, bool) {
 
 // delayedFetch waits until enough data arrived, max.wait.ms passed, or
 // the broker stops, then answers.
-func (b *Broker) delayedFetch(version int16, req *kmsg.FetchRequest, topics []fetchTopic, respond func(vnet.Response)) {
+func (b *Broker) delayedFetch(version int16, req *kmsg.FetchRequest, topics []fetchTopic, waits []<-chan struct{}, respond func(vnet.Response)) {
 	deadline := time.NewTimer(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	defer deadline.Stop()
 	for {
 		wake := make(chan struct{}, 1)
 		stop := make(chan struct{})
-		for _, t := range topics {
-			for _, fp := range t.parts {
-				if fp.part != nil {
-					go func(c <-chan struct{}) {
-						select {
-						case <-c:
-							select {
-							case wake <- struct{}{}:
-							default:
-							}
-						case <-stop:
-						}
-					}(fp.part.Wait())
+		for _, c := range waits {
+			go func(c <-chan struct{}) {
+				select {
+				case <-c:
+					select {
+					case wake <- struct{}{}:
+					default:
+					}
+				case <-stop:
 				}
-			}
+			}(c)
 		}
 		select {
 		case <-wake:
 			close(stop)
+			waits = fetchWaits(topics) // before the re-read, as in serveFetch
 			bytes, failed := b.readFetch(topics, req.MaxBytes)
 			if bytes >= int64(req.MinBytes) || failed {
 				respond(b.fetchResponse(version, topics))
@@ -170,6 +187,9 @@ func (b *Broker) fetchResponse(version int16, topics []fetchTopic) vnet.Response
 				b.metrics.fetched(t.name, fp.records.Len)
 			}
 		}
+	}
+	if version < 4 {
+		return legacyFetchResponse(version, topics)
 	}
 	return vnet.Response{Parts: encodeFetchResponse(version, topics)}
 }

@@ -356,3 +356,30 @@ func TestOldProduceVersionsAreUpConverted(t *testing.T) {
 		})
 	}
 }
+
+// Kafka 3.x: Fetch v0-3 consumers get records down-converted to magic 0/1.
+func TestOldFetchVersionsAreDownConverted(t *testing.T) {
+	b := startBroker(t, t.TempDir(), nil)
+	createTopic(t, b.addr, "legacy-read", 1, nil)
+	p := client(t, b.addr, kgo.DefaultProduceTopic("legacy-read"))
+	for i := 0; i < 20; i++ {
+		produceSync(t, p, &kgo.Record{Key: []byte(fmt.Sprint(i)), Value: []byte(fmt.Sprintf("value-%d", i))})
+	}
+	for name, v := range map[string]*kversion.Versions{"Fetch v1 (magic 0)": kversion.V0_9_0(), "Fetch v3 (magic 1)": kversion.V0_10_1()} {
+		t.Run(name, func(t *testing.T) {
+			c := client(t, b.addr, kgo.ConsumeTopics("legacy-read"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.MaxVersions(v))
+			var got []*kgo.Record
+			cx := ctx(t)
+			for len(got) < 20 && cx.Err() == nil {
+				fs := c.PollFetches(cx)
+				fs.EachError(func(_ string, _ int32, err error) { t.Fatalf("fetch: %v", err) })
+				got = append(got, fs.Records()...)
+			}
+			for i, r := range got {
+				if r.Offset != int64(i) || string(r.Value) != fmt.Sprintf("value-%d", i) || string(r.Key) != fmt.Sprint(i) {
+					t.Fatalf("record %d: offset %d key %q value %q", i, r.Offset, r.Key, r.Value)
+				}
+			}
+		})
+	}
+}
