@@ -33,15 +33,17 @@ func Clean(l *segment.Log, cfg Config, now time.Time) (Stats, error) {
 
 // worker is one cleaner thread's reusable state.
 type worker struct {
-	cfg     Config
-	th      *throttler
-	m       *OffsetMap
-	rd      *batchReader
-	dec     segment.BatchDecoder
-	recs    []segment.Record
-	kept    []segment.Record
-	hashes  keyHashes
-	scratch []byte
+	cfg      Config
+	th       *throttler
+	m        *OffsetMap
+	rd       *batchReader
+	dec      segment.BatchDecoder
+	recs     []segment.Record
+	kept     []segment.Record
+	keys     []keyRec
+	verdicts []verdict
+	hashes   keyHashes
+	scratch  []byte
 }
 
 func newWorker(cfg Config, th *throttler) *worker {
@@ -101,7 +103,10 @@ func (w *worker) cleanExamined(ctx context.Context, c logToClean, t TopicConfig,
 	if c.firstDirty >= c.firstUncleanable {
 		return stats, nil
 	}
-	w.rd = newBatchReader(ctx, w.cfg.readBufferPerThread(), w.th)
+	if w.rd == nil {
+		w.rd = newBatchReader(w.cfg.readBufferPerThread(), w.th)
+	}
+	w.rd.ctx = ctx
 	p := &pass{ctx: ctx, w: w, c: c, topic: t, fs: c.log.Config().FS, segmentBytes: c.log.Config().SegmentBytes,
 		nowMs: now.UnixMilli(), stats: &stats}
 	err := p.run()

@@ -110,7 +110,9 @@ func (c *Cleaner) loop(ctx context.Context, w *worker) {
 
 // RunOnce does one worker round in the caller's goroutine: clean the
 // filthiest eligible log, if any, then apply retention to the compacted
-// logs. It reports whether a log was cleaned.
+// logs. It reports whether a log was cleaned. It is meant for callers
+// that drive the cleaner themselves instead of calling Start: its worker
+// has an offset map of its own, beside those of the started workers.
 func (c *Cleaner) RunOnce(ctx context.Context) bool {
 	c.once.Lock()
 	defer c.once.Unlock()

@@ -22,17 +22,17 @@ const (
 // has a later offset in the map goes; a tombstone goes once its batch's
 // delete horizon has passed (now >= horizon); everything else stays.
 // h1 and h2 are the key's hashes.
-func (p *pass) decide(h segment.BatchHeader, r *segment.Record, h1, h2 uint64) verdict {
-	if r.Offset > p.latest {
+func (p *pass) decide(h segment.BatchHeader, r *keyRec, h1, h2 uint64) verdict {
+	if r.offset > p.latest {
 		return keep
 	}
-	if r.Key == nil {
+	if r.key == nil {
 		return keyless
 	}
-	if off, ok := p.w.m.get(h1, h2); ok && r.Offset < off {
+	if off, ok := p.w.m.get(h1, h2); ok && r.offset < off {
 		return superseded
 	}
-	if horizon, ok := h.DeleteHorizon(); r.Value == nil && ok && p.nowMs >= horizon {
+	if horizon, ok := h.DeleteHorizon(); r.tombstone && ok && p.nowMs >= horizon {
 		return expired
 	}
 	return keep
@@ -53,18 +53,61 @@ func (p *pass) filter(h segment.BatchHeader, b []byte, lastOfGroup bool) ([]byte
 	if h.IsControl() {
 		return b, nil // transaction markers stay: transactions are not modelled
 	}
-	recs, err := p.w.dec.Decode(b, p.w.recs[:0])
-	p.w.recs = recs
+	keys, decoded, err := p.w.batchKeys(h, b)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: batch at offset %d: %w", ErrCorruptSegment, p.c.log.Dir(), h.BaseOffset, err)
+		return nil, p.corrupt(h, err)
 	}
-	kept, tombstones := p.retained(h, recs)
+	kept, tombstones := p.verdicts(h, keys)
 	switch {
-	case len(kept) == 0:
+	case kept == 0:
 		return p.emptied(h, lastOfGroup)
-	case len(kept) == len(recs) && (tombstones == 0 || h.HasDeleteHorizon()):
+	case kept == len(keys) && (tombstones == 0 || h.HasDeleteHorizon()):
 		return b, nil
 	}
+	if !decoded {
+		if p.w.recs, err = p.w.dec.Decode(b, p.w.recs[:0]); err != nil {
+			return nil, p.corrupt(h, err)
+		}
+	}
+	return p.rebuild(h, tombstones)
+}
+
+func (p *pass) corrupt(h segment.BatchHeader, err error) error {
+	return fmt.Errorf("%w: %s: batch at offset %d: %w", ErrCorruptSegment, p.c.log.Dir(), h.BaseOffset, err)
+}
+
+// verdicts decides every record of the batch into the worker's verdicts
+// and counts the kept records and the kept tombstones.
+func (p *pass) verdicts(h segment.BatchHeader, keys []keyRec) (kept, tombstones int) {
+	hs := &p.w.hashes
+	hs.hash(p.w.m, keys, math.MinInt64, p.latest)
+	vs := p.w.verdicts[:0]
+	for i := range keys {
+		v := p.decide(h, &keys[i], hs.h1[i], hs.h2[i])
+		p.count(v, keys[i].tombstone)
+		vs = append(vs, v)
+		if v == keep {
+			kept++
+			if keys[i].tombstone {
+				tombstones++
+			}
+		}
+	}
+	p.w.verdicts = vs
+	return kept, tombstones
+}
+
+// rebuild builds the batch from the decoded records in w.recs that the
+// verdicts keep, giving it a delete horizon if it keeps tombstones and
+// has none yet.
+func (p *pass) rebuild(h segment.BatchHeader, tombstones int) ([]byte, error) {
+	kept := p.w.kept[:0]
+	for i, v := range p.w.verdicts {
+		if v == keep {
+			kept = append(kept, p.w.recs[i])
+		}
+	}
+	p.w.kept = kept
 	if tombstones > 0 && !h.HasDeleteHorizon() {
 		h.Attributes |= segment.AttrDeleteHorizon
 		h.BaseTimestamp = p.nowMs + p.topic.DeleteRetention.Milliseconds()
@@ -78,34 +121,12 @@ func (p *pass) filter(h segment.BatchHeader, b []byte, lastOfGroup bool) ([]byte
 	return out, nil
 }
 
-// retained filters recs into the worker's kept slice and counts the kept
-// tombstones.
-func (p *pass) retained(h segment.BatchHeader, recs []segment.Record) ([]segment.Record, int) {
-	kept := p.w.kept[:0]
-	tombstones := 0
-	hs := &p.w.hashes
-	hs.hash(p.w.m, recs, math.MinInt64, p.latest)
-	for i := range recs {
-		r := &recs[i]
-		v := p.decide(h, r, hs.h1[i], hs.h2[i])
-		p.count(v, r)
-		if v == keep {
-			kept = append(kept, *r)
-			if r.Value == nil {
-				tombstones++
-			}
-		}
-	}
-	p.w.kept = kept
-	return kept, tombstones
-}
-
-func (p *pass) count(v verdict, r *segment.Record) {
+func (p *pass) count(v verdict, tombstone bool) {
 	p.stats.RecordsRead++
 	switch v {
 	case keep:
 		p.stats.RecordsKept++
-		if r.Value == nil {
+		if tombstone {
 			p.stats.TombstonesKept++
 		}
 	case superseded:

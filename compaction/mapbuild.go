@@ -132,20 +132,19 @@ func (p *pass) mapBatch(h segment.BatchHeader, b []byte) (bool, error) {
 	if h.IsControl() {
 		return false, nil
 	}
-	recs, err := p.w.dec.Decode(b, p.w.recs[:0])
-	p.w.recs = recs
+	keys, _, err := p.w.batchKeys(h, b)
 	if err != nil {
 		return false, fmt.Errorf("%w: %s: batch at offset %d: %w", ErrCorruptSegment, p.c.log.Dir(), h.BaseOffset, err)
 	}
 	hs := &p.w.hashes
-	hs.hash(p.w.m, recs, p.c.firstDirty, math.MaxInt64)
-	for i := range recs {
+	hs.hash(p.w.m, keys, p.c.firstDirty, math.MaxInt64)
+	for i := range keys {
 		if hs.h1[i] == 0 {
 			continue
 		}
 		p.stats.MapRecordsRead++
-		if !p.w.m.put(hs.h1[i], hs.h2[i], recs[i].Offset) {
-			p.latest = recs[i].Offset - 1
+		if !p.w.m.put(hs.h1[i], hs.h2[i], keys[i].offset) {
+			p.latest = keys[i].offset - 1
 			p.stats.MapFull = true
 			return true, nil
 		}

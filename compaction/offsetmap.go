@@ -5,8 +5,6 @@ import (
 	"math/bits"
 
 	"github.com/cespare/xxhash/v2"
-
-	"github.com/varve/varve/segment"
 )
 
 // OffsetMap maps a record key to the last offset seen for it, in a fixed
@@ -176,7 +174,7 @@ type keyHashes struct {
 // hash hashes the key of every record of recs that needs a lookup (a key,
 // and an offset in [from, to]); the others get h1 = 0. It then prefetches
 // their slots in m.
-func (k *keyHashes) hash(m *OffsetMap, recs []segment.Record, from, to int64) {
+func (k *keyHashes) hash(m *OffsetMap, recs []keyRec, from, to int64) {
 	n := len(recs)
 	if cap(k.h1) < n {
 		k.h1, k.h2 = make([]uint64, n), make([]uint64, n)
@@ -184,11 +182,11 @@ func (k *keyHashes) hash(m *OffsetMap, recs []segment.Record, from, to int64) {
 	k.h1, k.h2 = k.h1[:n], k.h2[:n]
 	for i := range recs {
 		r := &recs[i]
-		if r.Key == nil || r.Offset < from || r.Offset > to {
+		if r.key == nil || r.offset < from || r.offset > to {
 			k.h1[i] = 0
 			continue
 		}
-		k.h1[i], k.h2[i] = hashes(r.Key)
+		k.h1[i], k.h2[i] = hashes(r.key)
 	}
 	m.prefetch(k.h1)
 }

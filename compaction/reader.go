@@ -22,7 +22,7 @@ type batchReader struct {
 	chunk int // the normal buffer size
 	buf   []byte
 	th    *throttler
-	ctx   context.Context
+	ctx   context.Context // the pass's, for the throttle's sleeps
 
 	f    segment.File
 	name string
@@ -32,8 +32,8 @@ type batchReader struct {
 	at   int   // next batch starts at buf[at]
 }
 
-func newBatchReader(ctx context.Context, chunk int, th *throttler) *batchReader {
-	return &batchReader{ctx: ctx, chunk: chunk, buf: make([]byte, chunk), th: th}
+func newBatchReader(chunk int, th *throttler) *batchReader {
+	return &batchReader{ctx: context.Background(), chunk: chunk, buf: make([]byte, chunk), th: th}
 }
 
 // open starts reading the segment s. A segment that is gone (renamed or
