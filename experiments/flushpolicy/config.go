@@ -1,0 +1,194 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/varve/varve/experiments/diskmodel"
+)
+
+// config is everything a run depends on; flags fill it.
+type config struct {
+	dir          string // parent of the temporary log directories
+	out          string // results root; a dated subdirectory is written
+	policies     []policy
+	batchSizes   []int
+	recordBytes  int
+	appenders    []int // group-commit runs: concurrent appenders
+	groupBatch   int   // group-commit runs: batch size
+	duration     time.Duration
+	maxBytes     int64 // a run also stops once this many bytes were appended
+	segmentBytes int64
+	sampleEvery  time.Duration
+	reps         int
+	quick        bool
+	noModel      bool
+	noProgress   bool
+	noGroup      bool
+	// calibration, when set, is used instead of calibrating the disk
+	// (tests); no flag sets it.
+	calibration *diskmodel.Calibration
+}
+
+// Defaults of a full run and of -quick.
+var (
+	fullDefaults  = defaults{duration: 2 * time.Second, maxBytes: 768 << 20, reps: 3}
+	quickDefaults = defaults{duration: 300 * time.Millisecond, maxBytes: 64 << 20, reps: 1}
+)
+
+type defaults struct {
+	duration time.Duration
+	maxBytes int64
+	reps     int
+}
+
+func parseFlags(args []string) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("flushpolicy", flag.ContinueOnError)
+	fs.StringVar(&c.dir, "dir", os.TempDir(), "directory under which the logs are written (and removed); the disk model is calibrated there")
+	fs.StringVar(&c.out, "out", "experiments/flushpolicy/results", "results root; a subdirectory named by date is written")
+	policies := fs.String("policies", defaultPolicies, "comma-separated flush policies: never, messages=N (flush.messages), ms=N (flush.ms)")
+	batches := fs.String("batch-sizes", "1KiB,16KiB,256KiB", "comma-separated batch sizes")
+	appenders := fs.String("appenders", "1,2,4,8,16", "group commit: comma-separated counts of concurrent appenders (flush.messages=1)")
+	sizes := map[string]*int64{"max-bytes": &c.maxBytes, "segment-bytes": &c.segmentBytes}
+	usage := map[string]string{
+		"max-bytes":     "a run stops once this many bytes were appended (default 768MiB, -quick 64MiB)",
+		"segment-bytes": "segment.bytes (Kafka's default 1GiB)",
+	}
+	for name, p := range sizes {
+		fs.Func(name, usage[name], func(s string) error { v, err := parseSize(s); *p = v; return err })
+	}
+	c.segmentBytes = 1 << 30
+	var groupBatch, recordBytes int64 = 1 << 10, 1 << 10
+	fs.Func("group-batch-bytes", "group commit: batch size (default 1KiB)", func(s string) error {
+		v, err := parseSize(s)
+		groupBatch = v
+		return err
+	})
+	fs.Func("record-bytes", "approximate size of one record (message); a batch holds batch/record records (default 1KiB)", func(s string) error {
+		v, err := parseSize(s)
+		recordBytes = v
+		return err
+	})
+	fs.DurationVar(&c.duration, "duration", fullDefaults.duration, "length of each run (-quick 300ms)")
+	fs.DurationVar(&c.sampleEvery, "sample-every", time.Millisecond, "how often the data at risk is sampled")
+	fs.IntVar(&c.reps, "reps", fullDefaults.reps, "repetitions of every run; the summary uses the median (-quick 1)")
+	fs.BoolVar(&c.quick, "quick", false, "short smoke run: 300 ms runs, at most 64 MiB each, one repetition, quick disk calibration")
+	fs.BoolVar(&c.noModel, "no-model", false, "skip the disk model (no calibration, no predictions)")
+	fs.BoolVar(&c.noProgress, "no-progress", false, "no progress bar")
+	fs.BoolVar(&c.noGroup, "no-group-commit", false, "skip the group-commit runs")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	c.applyDefaults(set)
+	c.groupBatch, c.recordBytes = int(groupBatch), int(recordBytes)
+	var err error
+	if c.policies, err = parsePolicies(*policies); err != nil {
+		return c, err
+	}
+	if c.batchSizes, err = parseSizes(*batches); err != nil {
+		return c, err
+	}
+	if c.appenders, err = parseInts(*appenders); err != nil {
+		return c, err
+	}
+	return c, c.validate()
+}
+
+// applyDefaults fills the -quick defaults the user did not override.
+func (c *config) applyDefaults(set map[string]bool) {
+	d := fullDefaults
+	if c.quick {
+		d = quickDefaults
+	}
+	if !set["duration"] {
+		c.duration = d.duration
+	}
+	if !set["max-bytes"] {
+		c.maxBytes = d.maxBytes
+	}
+	if !set["reps"] {
+		c.reps = d.reps
+	}
+}
+
+func (c *config) validate() error {
+	switch {
+	case c.recordBytes < 64:
+		return fmt.Errorf("record-bytes %d: want at least 64", c.recordBytes)
+	case c.groupBatch < c.recordBytes:
+		return fmt.Errorf("group-batch-bytes %d is smaller than a record (%d)", c.groupBatch, c.recordBytes)
+	case c.duration <= 0 || c.sampleEvery <= 0:
+		return fmt.Errorf("duration and sample-every must be positive")
+	case c.reps < 1:
+		return fmt.Errorf("reps must be at least 1")
+	case c.maxBytes < 1<<20:
+		return fmt.Errorf("max-bytes %d: want at least 1 MiB", c.maxBytes)
+	}
+	for _, b := range c.batchSizes {
+		if b < c.recordBytes || int64(b) > c.segmentBytes/2 || b > 1<<20 {
+			return fmt.Errorf("batch size %d: want one record (%d) to 1 MiB (max.message.bytes) and at most half a segment", b, c.recordBytes)
+		}
+	}
+	return nil
+}
+
+// parseSize reads "4GiB", "64MiB", "512KiB", "1e6" or plain bytes.
+func parseSize(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}}
+	num, mult := s, int64(1)
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			num, mult = n, u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return int64(v * float64(mult)), nil
+}
+
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		v, err := parseSize(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, int(v))
+	}
+	return out, nil
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		v, err := strconv.Atoi(f)
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("bad count %q", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}

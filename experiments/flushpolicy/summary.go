@@ -1,0 +1,174 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// summary renders summary.md: setup, machine and disk model, one table
+// per batch size, the group-commit table, the plots and the method.
+func (e *experiment) summary(plots []string) string {
+	var b strings.Builder
+	cells := e.medians()
+	e.writeHeader(&b)
+	e.writeModel(&b)
+	for _, size := range e.cfg.batchSizes {
+		e.writePolicyTable(&b, cells, size)
+	}
+	if !e.cfg.noGroup {
+		e.writeGroupTable(&b, cells)
+	}
+	b.WriteString("## Plots\n\n")
+	for _, p := range plots {
+		fmt.Fprintf(&b, "![%s](%s.png) ([svg](%s.svg))\n\n", p, p, p)
+	}
+	b.WriteString(methodNotes)
+	return b.String()
+}
+
+func (e *experiment) writeHeader(b *strings.Builder) {
+	kind := "Full run"
+	if e.cfg.quick {
+		kind = "Quick smoke run (-quick): short runs, figures are indicative only"
+	}
+	m := e.machine
+	fmt.Fprintf(b, "# Flush-policy experiment, %s\n\n", e.started.Format("2006-01-02"))
+	fmt.Fprintf(b, "%s. Command: `go run ./experiments/flushpolicy %s`\n\n", kind, strings.Join(os.Args[1:], " "))
+	fmt.Fprintf(b, "- Machine: %s, %d CPUs, %s RAM, %s, %s", m.cpuModel, m.cpus, m.memTotal, m.kernel, m.goVersion)
+	if e.model != nil {
+		fmt.Fprintf(b, ", file system %s", e.model.FSType)
+	}
+	lo, hi := e.loadRange()
+	fmt.Fprintf(b, ".\n- Load average (1/5/15 min) at start %s, at end %s; 1-minute load at the start of each run %.2f to %.2f.\n"+
+		"  The machine was shared with other work, so every figure is measured under contention.\n", m.loadStart, m.loadEnd, lo, hi)
+	fmt.Fprintf(b, "- Each run: a new log (segment.bytes %s), %v or %s appended, whichever comes first; records of about %d bytes\n"+
+		"  (flush.messages counts records); data at risk sampled every %v; %d repetition(s), medians shown. Elapsed %s.\n\n",
+		sizeName(int(e.cfg.segmentBytes)), e.cfg.duration, sizeName(int(e.cfg.maxBytes)), e.cfg.recordBytes,
+		e.cfg.sampleEvery, e.cfg.reps, e.ended.Sub(e.started).Round(time.Second))
+}
+
+// loadRange is the smallest and largest load1 over the runs.
+func (e *experiment) loadRange() (lo, hi float64) {
+	for i, r := range e.results {
+		if i == 0 || r.load1 < lo {
+			lo = r.load1
+		}
+		hi = max(hi, r.load1)
+	}
+	return lo, hi
+}
+
+func (e *experiment) writeModel(b *strings.Builder) {
+	if e.model == nil {
+		b.WriteString("Disk model: skipped (-no-model).\n\n")
+		return
+	}
+	c := e.model
+	fmt.Fprintf(b, "## Disk model (experiments/diskmodel, taken %s, quick=%v, load average %.2f)\n\n",
+		c.Taken.Format(time.RFC3339), c.Quick, c.LoadAvg1)
+	b.WriteString("| sequential write | page-cache write | write+fdatasync 4 KiB (p99) | write+fdatasync 1 MiB (p99) |\n|---|---|---|---|\n")
+	fmt.Fprintf(b, "| %.0f MB/s | %.0f MB/s | %.0f µs (%.0f µs) | %.0f µs (%.0f µs) |\n\n",
+		c.SeqWriteBps/1e6, c.PageCacheWriteBps/1e6, micros(c.Fsync4K), micros(c.Fsync4KP99), micros(c.Fsync1M), micros(c.Fsync1MP99))
+}
+
+func (e *experiment) writePolicyTable(b *strings.Builder, cells map[runSpec]cell, size int) {
+	fmt.Fprintf(b, "## %s batches\n\n", sizeName(size))
+	b.WriteString("| policy | MB/s (min-max) | x never | model MB/s | x model | p50 / p99 / p99.9 µs | model µs | at risk mean / max (msgs) | mean / max bytes | model mean / max (msgs) | fsyncs/s | drain ms |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	base := cells[runSpec{policy: never, batchBytes: size, appenders: 1}].mbps
+	for _, pol := range e.cfg.policies {
+		c, ok := cells[runSpec{policy: pol, batchBytes: size, appenders: 1}]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %.1f (%.1f-%.1f) | %s | %s | %s | %.0f / %.0f / %.0f | %s | %s / %s | %s / %s | %s / %s | %.0f | %.1f |\n",
+			pol.name(), c.mbps, c.mbpsMin, c.mbpsMax, ratioOf(c.mbps, base), e.num(c.modelMbps, "%.1f"), e.num(c.ratio, "%.2f"),
+			c.p50, c.p99, c.p999, e.lats(c), count(c.riskMean), count(c.riskMax),
+			bytesName(c.r.riskBytes(c.riskMean)), bytesName(c.r.riskBytes(c.riskMax)),
+			e.num(c.modelRiskMean, "%.0f"), e.num(c.modelRiskMax, "%.0f"), c.fsyncsPerSec, c.drainMs)
+	}
+	b.WriteString("\n")
+}
+
+func (e *experiment) writeGroupTable(b *strings.Builder, cells map[runSpec]cell) {
+	fmt.Fprintf(b, "## Group commit: flush.messages=1, %s batches, concurrent appenders on one log\n\n", sizeName(e.cfg.groupBatch))
+	b.WriteString("| appenders | MB/s (min-max) | x 1 appender | ideal model MB/s | x model | batches per fsync (ideal) | p50 / p99 µs |\n|---|---|---|---|---|---|---|\n")
+	var base float64
+	for _, n := range e.cfg.appenders {
+		c, ok := cells[runSpec{policy: policy{messages: 1}, batchBytes: e.cfg.groupBatch, appenders: n, group: true}]
+		if !ok {
+			continue
+		}
+		if base == 0 {
+			base = c.mbps
+		}
+		fmt.Fprintf(b, "| %d | %.1f (%.1f-%.1f) | %.2f | %s | %s | %.2f (%d) | %.0f / %.0f |\n",
+			n, c.mbps, c.mbpsMin, c.mbpsMax, c.mbps/base, e.num(c.modelMbps, "%.1f"), e.num(c.ratio, "%.2f"),
+			c.batchesPerFsync, n, c.p50, c.p99)
+	}
+	b.WriteString("\n")
+}
+
+// num formats a model figure, or n/a without a model.
+func (e *experiment) num(v float64, format string) string {
+	if e.model == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf(format, v)
+}
+
+func (e *experiment) lats(c cell) string {
+	if e.model == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f / %.0f / %.0f", c.mp50, c.mp99, c.mp999)
+}
+
+// ratioOf is a/b, or n/a when b is not positive.
+func ratioOf(a, b float64) string {
+	if b <= 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", a/b)
+}
+
+func count(v float64) string { return fmt.Sprintf("%.0f", v) }
+
+func micros(d time.Duration) float64 { return float64(d) / 1e3 }
+
+// bytesName is a byte count in B, KiB, MiB or GiB.
+func bytesName(v float64) string {
+	switch {
+	case v >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", v/(1<<30))
+	case v >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", v/(1<<20))
+	case v >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", v/(1<<10))
+	}
+	return fmt.Sprintf("%.0f B", v)
+}
+
+const methodNotes = `## Method
+
+- A run opens a new segment.Log (standalone: its own checkpoint files) with one policy, appends one pre-built,
+  uncompressed RecordBatch v2 again and again (Log.Append validates its header and CRC and assigns offsets, as for a
+  producer's batch) until the run's time or byte budget is spent, then calls Log.Flush, timed as "drain": how long
+  the data still at risk takes to become durable. Throughput counts the append phase only: it is what a producer
+  that waits for each acknowledgement sees.
+- "At risk" is sampled on a ticker: offsets whose Append has returned, at or above Log.RecoveryPoint (what an
+  OS crash or power loss could take). Under flush.messages=1 it is zero by construction. unsynced_* in the CSV is
+  EndOffset - RecoveryPoint, which also counts an append in progress.
+- fsyncs are counted at the log's file seam (benchmarks/storage.SyncTimer): fdatasync of the .log files;
+  index msyncs are not counted.
+- Models (experiments/diskmodel, see doc.go of this experiment): flush.messages=N with m records per batch fsyncs
+  every g = ceil(N/m) batches, so throughput is PredictWriteWithFsync(bytes, batch, g); a latency quantile q is
+  FsyncLatency(g*batch) when q > 1-1/g and a page-cache write of one batch otherwise; the time-weighted risk is
+  derived in doc.go. Without flush.messages, appends never wait for an fsync: PredictPageCacheWrite. flush.ms=T
+  fsyncs every P = T*ceil((T+F)/T) (2T for a flush that takes F <= T), so the mean risk is r*(P/2+F) at the
+  measured rate r. Ratios are predicted/measured time: 1 = as fast as the model, above 1 = faster.
+- Group commit: n goroutines append to one log with flush.messages=1; an fsync covers every batch appended
+  before it began, so concurrent appenders share fsyncs. The ideal model is one fsync per n batches.
+`
