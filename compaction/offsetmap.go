@@ -118,7 +118,7 @@ func (m *OffsetMap) Put(key []byte, offset int64) bool {
 
 func (m *OffsetMap) put(h1, h2 uint64, offset int64) bool {
 	delta := uint64(offset - m.base)
-	if offset < m.base || delta > maxOffDelta {
+	if offset < m.base || delta > maxOffDelta || len(m.words) == 0 {
 		return false
 	}
 	i, found := m.find(h1, h2)

@@ -120,3 +120,15 @@ func TestOffsetMapMatchesModel(t *testing.T) {
 		}
 	})
 }
+
+// A map without memory refuses every key instead of failing.
+func TestOffsetMapWithoutMemory(t *testing.T) {
+	m := compaction.NewOffsetMap(0)
+	m.Reset(0, 100, 0.9)
+	if m.Put([]byte("k"), 1) {
+		t.Fatal("a map of 0 bytes took a key")
+	}
+	if _, ok := m.Get([]byte("k")); ok {
+		t.Fatal("a map of 0 bytes found a key")
+	}
+}
