@@ -17,6 +17,8 @@ const (
 	DefaultSegmentIndexBytes  = index.DefaultMaxIndexSize
 	DefaultMaxMessageBytes    = 1048588          // max.message.bytes
 	DefaultFileDeleteDelay    = 60 * time.Second // file.delete.delay.ms
+	// DefaultProducerIDExpiration is producer.id.expiration.ms.
+	DefaultProducerIDExpiration = 24 * time.Hour
 	// minSegmentBytes is Kafka's lower bound for segment.bytes (LegacyRecord.RECORD_OVERHEAD_V0 = 14).
 	minSegmentBytes = 14
 )
@@ -57,6 +59,12 @@ type Config struct {
 	// segment's files stay (renamed *.deleted) so reads in progress finish.
 	// Default 60 s.
 	FileDeleteDelay time.Duration
+	// ProducerIDExpiration is producer.id.expiration.ms: an idempotent
+	// producer whose last batch's timestamp is this far in the past, and
+	// that has no open transaction, is forgotten (checked every
+	// producer.id.expiration.check.interval.ms, 10 minutes, at the next
+	// append). Default 1 day.
+	ProducerIDExpiration time.Duration
 
 	// The fields below are not Kafka settings.
 
@@ -107,6 +115,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.FileDeleteDelay == 0 {
 		c.FileDeleteDelay = DefaultFileDeleteDelay
 	}
+	if c.ProducerIDExpiration == 0 {
+		c.ProducerIDExpiration = DefaultProducerIDExpiration
+	}
 	if c.FS == nil {
 		c.FS = OSFS{}
 	}
@@ -139,6 +150,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: max.message.bytes=%d must be at least %d", ErrInvalidConfig, c.MaxMessageBytes, BatchHeaderSize)
 	case c.FileDeleteDelay < 0:
 		return fmt.Errorf("%w: file.delete.delay.ms=%v must not be negative", ErrInvalidConfig, c.FileDeleteDelay)
+	case c.ProducerIDExpiration < time.Millisecond:
+		return fmt.Errorf("%w: producer.id.expiration.ms=%v must be at least 1 ms", ErrInvalidConfig, c.ProducerIDExpiration)
 	}
 	return nil
 }
@@ -163,6 +176,7 @@ func (l *Log) UpdateConfig(c Config) error {
 	l.cfg.IndexIntervalBytes, l.cfg.SegmentIndexBytes = c.IndexIntervalBytes, c.SegmentIndexBytes
 	l.cfg.FlushMessages, l.cfg.FlushMs = c.FlushMessages, c.FlushMs
 	l.cfg.MaxMessageBytes, l.cfg.FileDeleteDelay = c.MaxMessageBytes, c.FileDeleteDelay
+	l.cfg.ProducerIDExpiration = c.ProducerIDExpiration
 	l.setLimits()
 	if c.FlushMs != old {
 		select {

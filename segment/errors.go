@@ -28,6 +28,29 @@ var (
 	ErrRecordBatchTooLarge = errors.New("record batch too large")
 	// ErrCorruptLog: recovery found bytes that are not a valid batch.
 	ErrCorruptLog = errors.New("corrupt log")
+
+	// Idempotent-producer errors (producer_state.go). A batch that fails
+	// these checks rejects the whole append and nothing is written.
+
+	// ErrInvalidProducerEpoch: a batch's producer epoch is older than the
+	// producer's current epoch: a newer instance fenced it (Kafka's
+	// INVALID_PRODUCER_EPOCH).
+	ErrInvalidProducerEpoch = errors.New("invalid producer epoch")
+	// ErrOutOfOrderSequence: a batch's sequence does not continue the
+	// producer's last one (or a new epoch does not start at 0) (Kafka's
+	// OUT_OF_ORDER_SEQUENCE_NUMBER).
+	ErrOutOfOrderSequence = errors.New("out of order sequence number")
+	// ErrInvalidTxnState: a non-transactional batch from a producer whose
+	// transaction is open (Kafka's INVALID_TXN_STATE).
+	ErrInvalidTxnState = errors.New("invalid transaction state")
+	// ErrInvalidRecord: a client batch Kafka's LogValidator refuses: a
+	// control batch, or a producer id with a negative sequence (Kafka's
+	// INVALID_RECORD). It comes wrapped in a *CorruptBatchError, so it
+	// also matches ErrCorruptBatch.
+	ErrInvalidRecord = errors.New("invalid record")
+	// ErrCorruptSnapshot: a producer-state snapshot file failed its
+	// version, length or CRC check; Open ignores and deletes such a file.
+	ErrCorruptSnapshot = errors.New("corrupt producer state snapshot")
 )
 
 // IOError says which file operation failed, where.

@@ -36,6 +36,9 @@ type Log struct {
 	report RecoveryReport
 	limits atomic.Pointer[limits] // validation limits, read without mu
 
+	producers *producerStateManager // idempotent-producer state; REQUIRES mu
+	snaps     snapshotQueue         // producer snapshots awaiting the flusher
+
 	sealed         chan *Segment // rolled segments for the flusher goroutine
 	flushMsChanged chan time.Duration
 	stop           chan struct{}
@@ -64,6 +67,12 @@ type AppendInfo struct {
 	MaxTimestamp int64 // largest batch max timestamp, -1 when none
 	Batches      int
 	Bytes        int
+	// Duplicate is set when the append repeated one of its producer's
+	// last NumBatchesToRetain batches (a retry): nothing was written,
+	// FirstOffset, LastOffset and MaxTimestamp are the original batch's,
+	// and Batches and Bytes are 0 (Kafka answers success with those
+	// offsets).
+	Duplicate bool
 }
 
 // Dir is the log's directory.
@@ -127,6 +136,12 @@ func (l *Log) fail(err error) error {
 // is validated by its header and CRC, given the next offsets by writing
 // its base offset in place (b is modified), and stored verbatim. A batch
 // that fails validation rejects the whole append and nothing is written.
+// Batches with a producer id are checked against the producer's state
+// under the same lock (producer_state.go): a retry of one of its last
+// NumBatchesToRetain batches returns the original offsets with
+// AppendInfo.Duplicate set and writes nothing; an older epoch or a
+// sequence that does not follow rejects the whole append
+// (ErrInvalidProducerEpoch, ErrOutOfOrderSequence).
 func (l *Log) Append(b []byte) (AppendInfo, error) {
 	info, err := l.validate(b, ValidateClientBatch)
 	if err != nil {
@@ -138,6 +153,10 @@ func (l *Log) Append(b []byte) (AppendInfo, error) {
 		return info, err
 	}
 	next := l.end.Load()
+	if info, done, err := l.checkProducers(b, next, info); done {
+		l.mu.Unlock()
+		return info, err
+	}
 	info.FirstOffset = next
 	for p := 0; p < len(b); {
 		h, _ := ParseHeader(b[p:])
@@ -147,6 +166,9 @@ func (l *Log) Append(b []byte) (AppendInfo, error) {
 	}
 	info.LastOffset = next - 1
 	err = l.appendLocked(b, info)
+	if err == nil {
+		l.producers.commit(next)
+	}
 	flushMessages := l.cfg.FlushMessages
 	l.mu.Unlock()
 	if err != nil {
@@ -183,6 +205,10 @@ func (l *Log) AppendReplicated(b []byte) (AppendInfo, error) {
 	}
 	info.LastOffset = next - 1
 	err = l.appendLocked(b, info)
+	if err == nil {
+		// Kafka: a follower updates producer state without checks.
+		l.producers.applyReplicatedBatches(b, next)
+	}
 	flushMessages := l.cfg.FlushMessages
 	l.mu.Unlock()
 	if err != nil {
@@ -294,6 +320,11 @@ func (l *Log) roll(firstOffset int64) error {
 	l.dirDirty.Store(true)
 	if old.Size() > 0 {
 		l.sealed <- old
+	}
+	// Kafka: a producer state snapshot named after the new segment.
+	l.producers.mapEnd = base
+	if err := l.takeSnapshot(true); err != nil {
+		return l.fail(err)
 	}
 	return nil
 }
@@ -489,8 +520,9 @@ func (l *Log) advanceRecoveryPoint(to int64) {
 	}
 }
 
-// flusher fsyncs sealed segments handed over by roll and applies
-// flush.ms. It is the log's only long-lived goroutine.
+// flusher fsyncs sealed segments handed over by roll, completes the
+// producer snapshots roll queued, and applies flush.ms. It is the log's
+// only long-lived goroutine.
 func (l *Log) flusher(flushMs time.Duration) {
 	defer l.done.Done()
 	var tick <-chan time.Time
@@ -511,6 +543,8 @@ func (l *Log) flusher(flushMs time.Duration) {
 		select {
 		case s := <-l.sealed:
 			l.flushSealed(s)
+		case <-l.snaps.wake:
+			l.completeSnapshots()
 		case d := <-l.flushMsChanged:
 			flushMs = d
 			setTicker(d)
@@ -526,6 +560,7 @@ func (l *Log) flusher(flushMs time.Duration) {
 				case s := <-l.sealed:
 					l.flushSealed(s)
 				default:
+					l.completeSnapshots()
 					return
 				}
 			}
@@ -646,6 +681,10 @@ func (l *Log) Close() error {
 		err = l.flushTo(l.end.Load())
 		if err == nil {
 			err = l.checkpoint()
+		}
+		if err == nil {
+			// Kafka: a snapshot at the log end spares the next Open a replay.
+			err = l.takeSnapshot(false)
 		}
 	}
 	l.finishDeletes()

@@ -48,6 +48,7 @@ func Open(dir string, cfg Config) (*Log, error) {
 		sealed: make(chan *Segment, 64), stop: make(chan struct{}),
 		flushMsChanged: make(chan time.Duration, 1),
 	}
+	l.snaps.wake = make(chan struct{}, 1)
 	l.pending.segs = map[*Segment]*time.Timer{}
 	l.setLimits()
 	l.report.TruncatedAt = -1
@@ -80,7 +81,9 @@ type recoveryState struct {
 	startOffset   int64
 }
 
-// load is the recovery procedure of doc.go, steps 1 to 7.
+// load is the recovery procedure of doc.go, steps 1 to 7, then step 8:
+// the idempotent-producer state from the latest snapshot and the log
+// after it (producer_snapshot.go).
 func (l *Log) load() error {
 	st, err := l.readRecoveryState() // step 1
 	if err != nil {
@@ -99,7 +102,10 @@ func (l *Log) load() error {
 	if err := l.recoverSegments(st); err != nil { // steps 4 and 5
 		return err
 	}
-	return l.finishLoad(st) // steps 6 and 7
+	if err := l.finishLoad(st); err != nil { // steps 6 and 7
+		return err
+	}
+	return l.loadProducerState(st.clean) // step 8
 }
 
 // readRecoveryState reads the clean-shutdown marker and the checkpoints,

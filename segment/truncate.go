@@ -44,6 +44,10 @@ func (l *Log) TruncateTo(offset int64) error {
 	if l.recoveryPoint.Load() > end {
 		l.recoveryPoint.Store(end)
 	}
+	// Kafka: producer state is reloaded from a snapshot below the new end.
+	if err := l.rebuildProducerState(end, false); err != nil {
+		return l.fail(err)
+	}
 	return nil
 }
 
@@ -80,6 +84,9 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	l.start.Store(offset)
 	l.end.Store(offset)
 	l.recoveryPoint.Store(offset)
+	if err := l.resetProducerState(offset); err != nil {
+		return l.fail(err)
+	}
 	return l.checkpointStartLocked()
 }
 
@@ -148,5 +155,6 @@ func (l *Log) DeleteSegmentsBefore(offset int64) ([]SegmentInfo, error) {
 	for _, s := range segs[:n] {
 		l.scheduleDelete(s)
 	}
+	l.deleteSegmentSnapshots(removed)
 	return removed, l.checkpointStartLocked()
 }
