@@ -33,6 +33,10 @@ func TestMain(m *testing.M) {
 		killChild(dir)
 		return
 	}
+	if dir := os.Getenv(producerKillChildEnv); dir != "" {
+		producerKillChild(dir)
+		return
+	}
 	os.Exit(m.Run())
 }
 
