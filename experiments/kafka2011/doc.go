@@ -1,0 +1,51 @@
+// Command kafka2011 reproduces the producer and consumer tests of Kreps,
+// Narkhede and Rao, "Kafka: a Distributed Messaging System for Log
+// Processing" (NetDB 2011), on one machine and in one go, against four
+// brokers it starts itself on loopback:
+//
+//	varve      `varve server`, built from this repository
+//	kafka      Apache Kafka 4.x in KRaft mode (one combined broker and
+//	           controller), assembled from Maven Central with Maven
+//	jetstream  NATS JetStream (Debian package nats-server), file storage
+//	rabbitmq   RabbitMQ (Debian package rabbitmq-server), a durable
+//	           classic queue, persistent messages, publisher confirms
+//
+// Run it with `go run ./experiments/kafka2011` (-quick for a short run).
+// Missing Debian packages are installed with apt-get (as root). Results go
+// to experiments/kafka2011/results/: kafka2011.csv, one PNG and one SVG per
+// chart, and summary.md.
+//
+// # The tests
+//
+// Every message is 200 bytes (random upper-case letters, as Kafka's
+// ProducerPerformance sends), every test moves the same number of messages
+// (-records) with one client, and each system keeps its data on the same
+// file system in a fresh temporary directory.
+//
+//	produce, batch B   one producer publishes B messages, then waits until
+//	                   the broker has acknowledged all B before the next B:
+//	                   one batch outstanding. For the Kafka protocol a batch
+//	                   is one RecordBatch in one Produce request (acks=1),
+//	                   checked afterwards by reading the partition's .log
+//	                   files; B=1 is kafkabench's Sync mode (ProduceSync per
+//	                   record). JetStream: B async publishes, then wait for
+//	                   their PubAcks. RabbitMQ: B persistent publishes on a
+//	                   confirm channel, then wait for their B confirms.
+//	produce-noack      the paper's own setting for the Kafka protocol only:
+//	                   acks=0, the producer never waits for the broker.
+//	consume            one consumer reads everything the batch-50 produce
+//	                   test stored, from the start, up to 1000 messages
+//	                   (about 200 KiB) per pull, as in the paper.
+//	perf-producer      Kafka's own org.apache.kafka.tools.ProducerPerformance
+//	                   against Varve and Kafka with the same batch shapes.
+//
+// # Concurrency and clean-up
+//
+// The experiment runs one test at a time from the main goroutine; each
+// client starts its own goroutines (kgo, nats.go, amqp091-go) and stops them
+// before returning. Every child process is started in its own process group
+// and recorded in a procSet; run stops the set in reverse order on every
+// exit path (success, error, SIGINT, SIGTERM): SIGTERM to the group, a
+// bounded wait, then SIGKILL. Every wait on a broker or a client is bounded.
+// Temporary directories are removed at the end unless -keep is given.
+package main
