@@ -203,6 +203,14 @@ func errorCode(err error) int16 {
 		return ke.Code
 	}
 	switch {
+	case errors.Is(err, segment.ErrOutOfOrderSequence):
+		return kerr.OutOfOrderSequenceNumber.Code
+	case errors.Is(err, segment.ErrInvalidProducerEpoch):
+		return kerr.InvalidProducerEpoch.Code
+	case errors.Is(err, segment.ErrInvalidTxnState):
+		return kerr.InvalidTxnState.Code
+	case errors.Is(err, segment.ErrInvalidRecord):
+		return kerr.InvalidRecord.Code
 	case errors.Is(err, segment.ErrOffsetOutOfRange):
 		return kerr.OffsetOutOfRange.Code
 	case errors.Is(err, segment.ErrRecordBatchTooLarge), errors.Is(err, segment.ErrBatchTooLarge):
