@@ -1,0 +1,91 @@
+// Package group is Varve's group coordinator for Kafka's classic group
+// protocol: Kafka's GroupCoordinator and GroupMetadataManager. It runs
+// consumer groups (and any other classic-protocol group, such as Kafka
+// Connect's) through JoinGroup, SyncGroup, Heartbeat and LeaveGroup,
+// stores committed offsets (OffsetCommit, OffsetFetch, OffsetDelete),
+// and answers DescribeGroups, ListGroups and DeleteGroups.
+//
+// # Shape
+//
+// A Coordinator owns the groups of one partition of the internal topic
+// __consumer_offsets (PartitionFor maps a group id to its partition as
+// Kafka does, by Java's String.hashCode). It is a deterministic state
+// machine in the manner of etcd's raft: no goroutines, no clock, no
+// locks. Every method takes the current time; Tick(now) fires the
+// deadlines that passed (session timeouts, rebalance timeouts, the
+// initial rebalance delay, the SyncGroup deadline, the offsets
+// retention check) and NextDeadline says when to call it next. JoinGroup
+// and SyncGroup may be answered later than the call that brought them:
+// their reply functions are called from inside whichever method
+// completes them (a later Join, a Tick, Stop). Everything it writes goes
+// through its Log, synchronously: a change is applied in memory only
+// once its records are in the log (a failed write leaves the state as it
+// was and answers Kafka's error).
+//
+// # Concurrency
+//
+// A Coordinator is not safe for concurrent use; the caller serialises
+// every call (the broker holds one mutex per partition and runs one
+// timer goroutine that calls Tick). Reply functions must not block and
+// must not call back into the Coordinator. The package starts no
+// goroutine.
+//
+// # Invariants
+//
+//   - A group is in one of Empty, PreparingRebalance,
+//     CompletingRebalance, Stable, Dead, and moves only along Kafka's
+//     transitions (state.go); Dead groups are dropped at once.
+//   - The generation id increases by one at each completed rebalance and
+//     is stored with the group; members of other generations get
+//     ILLEGAL_GENERATION.
+//   - Each group.instance.id maps to at most one member; a newer join
+//     with the same instance id fences the older member id
+//     (FENCED_INSTANCE_ID).
+//   - A member has at most one parked JoinGroup and one parked SyncGroup;
+//     each reply is called exactly once.
+//   - The in-memory offsets and groups are what replaying the log
+//     (BeginLoad, Load, FinishLoad) would rebuild.
+//
+// # Records in __consumer_offsets
+//
+// Kafka's own formats (kmsg's OffsetCommitKey/Value and
+// GroupMetadataKey/Value), big-endian, strings as int16 length + bytes
+// (nullable: length -1), bytes as int32 length + bytes. Each operation
+// appends one uncompressed v2 batch, CreateTime, producer id -1. A key
+// opens with its version, which says what the record is.
+//
+// Offset commit, key version 1 (0 is identical):
+//
+//	key:   version int16 = 1 | group string | topic string | partition int32
+//	value: version int16 = 3 | offset int64 | leader_epoch int32 (-1: none)
+//	       | metadata string | commit_timestamp int64 (ms)
+//	value v1 (written when OffsetCommit v2-v4 set a retention time):
+//	       version int16 = 1 | offset int64 | metadata string
+//	       | commit_timestamp int64 | expire_timestamp int64
+//
+// Group metadata, key version 2:
+//
+//	key:   version int16 = 2 | group string
+//	value: version int16 = 3 | protocol_type string | generation int32
+//	       | protocol nullable string | leader nullable string
+//	       | current_state_timestamp int64 (ms, -1: unknown)
+//	       | member count int32, then per member:
+//	         member_id string | group_instance_id nullable string
+//	         | client_id string | client_host string
+//	         | rebalance_timeout int32 (ms) | session_timeout int32 (ms)
+//	         | subscription bytes (metadata of the selected protocol)
+//	         | assignment bytes
+//
+// A null value is a tombstone: it deletes the key, and compaction
+// (cleanup.policy=compact) later removes both. Offset values v0, v2 and
+// v4 and group values v0-v4 are read as well; keys of version 3 and up
+// (KIP-848 consumer groups) and transactional or control batches are
+// skipped when loading.
+//
+// # Not done
+//
+// KIP-848 (ConsumerGroupHeartbeat and server-side assignment), share
+// and streams groups, transactional offset commits (TxnOffsetCommit)
+// and therefore OffsetFetch's require_stable, which always finds the
+// offsets stable.
+package group
