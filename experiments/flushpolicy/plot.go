@@ -84,6 +84,9 @@ func newPlot(title, x, y string, logX, logY bool) *plot.Plot {
 // legend. Call it after the data are added.
 func roomAbove(p *plot.Plot, frac float64) {
 	lo, hi := p.Y.Min, p.Y.Max
+	if hi <= lo*1.000001 { // one value: give the axis a decade around it
+		p.Y.Min, p.Y.Max, lo, hi = lo/3, hi*3, lo/3, hi*3
+	}
 	if _, isLog := p.Y.Scale.(plot.LogScale); isLog && lo > 0 {
 		p.Y.Max = hi * math.Pow(hi/lo, frac/(1-frac))
 		return

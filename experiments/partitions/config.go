@@ -1,0 +1,169 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/varve/varve/experiments/diskmodel"
+	"github.com/varve/varve/segment"
+)
+
+// config is everything a run depends on; flags fill it.
+type config struct {
+	dir          string // parent of the temporary log directories
+	out          string // results root; a dated subdirectory is written
+	partitions   []int
+	policies     []policy
+	totalBytes   int64 // appended in every run, whatever the partition count
+	batchBytes   int
+	recordBytes  int
+	indexBytes   int // segment.index.bytes; 0 = sized to each run (indexBytesFor)
+	segmentBytes int64
+	sampleEvery  time.Duration
+	reps         int
+	quick        bool
+	noModel      bool
+	noProgress   bool
+	// calibration, when set, is used instead of calibrating the disk
+	// (tests); no flag sets it.
+	calibration *diskmodel.Calibration
+}
+
+// Defaults of a full run and of -quick.
+var (
+	fullDefaults  = defaults{totalBytes: 256 << 20, reps: 3}
+	quickDefaults = defaults{totalBytes: 32 << 20, reps: 1}
+)
+
+type defaults struct {
+	totalBytes int64
+	reps       int
+}
+
+func parseFlags(args []string) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("partitions", flag.ContinueOnError)
+	fs.StringVar(&c.dir, "dir", os.TempDir(), "directory under which the logs are written (and removed); the disk model is calibrated there")
+	fs.StringVar(&c.out, "out", "experiments/partitions/results", "results root; a subdirectory named by date is written")
+	parts := fs.String("partitions", "1,4,16,64,256,1024", "comma-separated partition counts")
+	policies := fs.String("policies", "never,messages=100,messages=1", "comma-separated fsync policies: never, messages=N (flush.messages per partition)")
+	sizes := map[string]*int64{"total-bytes": &c.totalBytes, "segment-bytes": &c.segmentBytes}
+	usage := map[string]string{
+		"total-bytes":   "bytes appended in every run, spread round-robin over the partitions (default 256MiB, -quick 32MiB)",
+		"segment-bytes": "segment.bytes (Kafka's default 1GiB)",
+	}
+	for name, p := range sizes {
+		fs.Func(name, usage[name], func(s string) error { v, err := parseSize(s); *p = v; return err })
+	}
+	c.segmentBytes = segment.DefaultSegmentBytes
+	ints := map[string]*int{"batch-bytes": &c.batchBytes, "record-bytes": &c.recordBytes, "index-bytes": &c.indexBytes}
+	intUsage := map[string]string{
+		"batch-bytes":  "bytes per producer batch (default 16KiB, the Java producer's batch.size)",
+		"record-bytes": "approximate bytes per record; flush.messages counts records (default 1KiB)",
+		"index-bytes":  "segment.index.bytes (default: sized to what each partition receives in a run, at least 4KiB)",
+	}
+	for name, p := range ints {
+		fs.Func(name, intUsage[name], func(s string) error { v, err := parseSize(s); *p = int(v); return err })
+	}
+	c.batchBytes, c.recordBytes = 16<<10, 1<<10
+	fs.DurationVar(&c.sampleEvery, "sample-every", 5*time.Millisecond, "how often the data at risk is sampled")
+	fs.IntVar(&c.reps, "reps", fullDefaults.reps, "repetitions of every run; the summary uses the median (-quick 1)")
+	fs.BoolVar(&c.quick, "quick", false, "smoke run: 32 MiB per run, one repetition, quick disk calibration")
+	fs.BoolVar(&c.noModel, "no-model", false, "skip the disk model (no calibration, no predictions)")
+	fs.BoolVar(&c.noProgress, "no-progress", false, "no progress bar")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	c.applyDefaults(set)
+	var err error
+	if c.partitions, err = parseInts(*parts); err != nil {
+		return c, err
+	}
+	if c.policies, err = parsePolicies(*policies); err != nil {
+		return c, err
+	}
+	return c, c.validate()
+}
+
+func (c *config) applyDefaults(set map[string]bool) {
+	d := fullDefaults
+	if c.quick {
+		d = quickDefaults
+	}
+	if !set["total-bytes"] {
+		c.totalBytes = d.totalBytes
+	}
+	if !set["reps"] {
+		c.reps = d.reps
+	}
+}
+
+func (c *config) validate() error {
+	switch {
+	case c.recordBytes < 64 || c.batchBytes < c.recordBytes || c.batchBytes > 1<<20:
+		return fmt.Errorf("batch-bytes %d, record-bytes %d: want 64 <= record <= batch <= 1 MiB", c.batchBytes, c.recordBytes)
+	case c.reps < 1 || c.sampleEvery <= 0:
+		return fmt.Errorf("reps and sample-every must be positive")
+	case c.totalBytes > c.segmentBytes-int64(c.batchBytes):
+		return fmt.Errorf("total-bytes %d must fit one segment (segment-bytes %d): the experiment measures appends, not rolls", c.totalBytes, c.segmentBytes)
+	case c.indexBytes != 0 && c.indexBytes < 4<<10:
+		return fmt.Errorf("index-bytes %d: want at least 4 KiB", c.indexBytes)
+	}
+	for _, p := range c.partitions {
+		if int64(p)*int64(c.batchBytes) > c.totalBytes {
+			return fmt.Errorf("%d partitions: total-bytes %d gives some partition no batch of %d bytes", p, c.totalBytes, c.batchBytes)
+		}
+	}
+	return nil
+}
+
+// parseSize reads "4GiB", "64MiB", "512KiB", "1e6" or plain bytes.
+func parseSize(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}}
+	num, mult := s, int64(1)
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			num, mult = n, u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return int64(v * float64(mult)), nil
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		v, err := strconv.Atoi(f)
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("bad count %q", f)
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no partition counts")
+	}
+	return out, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
