@@ -27,6 +27,7 @@ type config struct {
 	reps         int
 	quick        bool
 	noModel      bool
+	maxCalAge    time.Duration // reuse a cached disk calibration at most this old
 	noProgress   bool
 	noGroup      bool
 	// calibration, when set, is used instead of calibrating the disk
@@ -79,6 +80,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.reps, "reps", fullDefaults.reps, "repetitions of every run; the summary uses the median (-quick 1)")
 	fs.BoolVar(&c.quick, "quick", false, "short smoke run: 300 ms runs, at most 64 MiB each, one repetition, quick disk calibration")
 	fs.BoolVar(&c.noModel, "no-model", false, "skip the disk model (no calibration, no predictions)")
+	fs.DurationVar(&c.maxCalAge, "max-calibration-age", diskmodel.DefaultMaxAge, "reuse the disk model's cached calibration of -dir only if younger than this; 1s calibrates afresh")
 	fs.BoolVar(&c.noProgress, "no-progress", false, "no progress bar")
 	fs.BoolVar(&c.noGroup, "no-group-commit", false, "skip the group-commit runs")
 	if err := fs.Parse(args); err != nil {

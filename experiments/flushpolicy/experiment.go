@@ -51,7 +51,7 @@ func (e *experiment) execute(ctx context.Context, plan []runSpec) error {
 		e.model = e.cfg.calibration
 	case !e.cfg.noModel:
 		e.progress.stage("calibrating the disk model")
-		m, err := loadModel(ctx, e.cfg.dir, e.cfg.quick)
+		m, err := loadModel(ctx, e.cfg.dir, e.cfg.maxCalAge, e.cfg.quick)
 		if err != nil {
 			return fmt.Errorf("disk model: %w", err)
 		}

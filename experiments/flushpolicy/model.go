@@ -24,9 +24,9 @@ type prediction struct {
 }
 
 // loadModel calibrates the disk under dir, or reuses a calibration of the
-// same device younger than diskmodel.DefaultMaxAge.
-func loadModel(ctx context.Context, dir string, quick bool) (*diskmodel.Calibration, error) {
-	c, err := diskmodel.LoadOrCalibrate(ctx, dir, diskmodel.DefaultMaxAge, diskmodel.Options{Quick: quick})
+// same device younger than maxAge.
+func loadModel(ctx context.Context, dir string, maxAge time.Duration, quick bool) (*diskmodel.Calibration, error) {
+	c, err := diskmodel.LoadOrCalibrate(ctx, dir, maxAge, diskmodel.Options{Quick: quick})
 	if err != nil {
 		return nil, err
 	}
