@@ -76,6 +76,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock used for roll and flush decisions; nil means time.Now.
 	Now func() time.Time
+	// OnFlush, if set, is told how long each flush took (fsyncs of the
+	// log's files up to its end, or of a rolled segment), for a metric like
+	// Kafka's LogFlushRateAndTimeMs. It runs on the flushing goroutine and
+	// must not block.
+	OnFlush func(time.Duration)
 	// Managed, when non-nil, says that the caller (a log manager) owns the
 	// recovery-point checkpoint, the log-start-offset checkpoint and the
 	// clean-shutdown marker for this log, and hands their values in. When
@@ -162,7 +167,7 @@ func (c Config) validate() error {
 // values the log was opened with. SegmentIndexBytes applies to segments
 // created from now on.
 func (l *Log) UpdateConfig(c Config) error {
-	c.FS, c.Logger, c.Now, c.Managed = l.cfg.FS, l.cfg.Logger, l.cfg.Now, l.cfg.Managed
+	c.FS, c.Logger, c.Now, c.Managed, c.OnFlush = l.cfg.FS, l.cfg.Logger, l.cfg.Now, l.cfg.Managed, l.cfg.OnFlush
 	c, err := c.withDefaults()
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@
 //	00000000000000000000.log        RecordBatch v2 batches, verbatim (batch.go has the layout)
 //	00000000000000000000.index      8-byte entries: relative offset u32, position u32 (package index)
 //	00000000000000000000.timeindex  12-byte entries: timestamp i64, relative offset u32
+//	00000000000000000512.snapshot   idempotent producers' state at that offset (producer_snapshot.go)
 //
 // A batch's offset index entry holds its last offset and its position;
 // an entry is added once index.interval.bytes were appended since the
@@ -45,9 +46,18 @@
 // recovery point; N=1 makes every append durable before Append returns.
 // fsyncs run outside the writer lock, so appends that arrive while one
 // runs are covered by the next (group commit). flush.ms is applied by
-// the log's flusher goroutine. A rolled segment is fsynced by the
-// flusher, off the append path, and only then does the recovery point
-// move past it. After a failed write or fsync the log refuses appends
+// the log's flusher goroutine. An inline flush fdatasyncs the active
+// segment's .log only: its indexes are rebuilt by recovery anyway, so one
+// fdatasync makes an append durable. A rolled segment (log and indexes)
+// and the producer snapshot taken at the roll are fsynced by the flusher,
+// off the append path, and only then does the recovery point move past
+// it.
+//
+// Batches from idempotent producers (producer id >= 0) are checked
+// against the producer's epoch and last five batches, as Kafka's
+// ProducerStateManager does: a retry of one of them is answered with its
+// original offsets and not written again (AppendInfo.Duplicate), a
+// sequence gap or a fenced epoch is refused. After a failed write or fsync the log refuses appends
 // (ErrLogFailed) until it is reopened.
 //
 // # Recovery
@@ -74,6 +84,9 @@
 //  7. Set the recovery point (the log end after a clean shutdown, else
 //     the smaller of the checkpoint and the log end), and report what was
 //     dropped: Log.Recovery returns the figures and a warning is logged.
+//  8. Rebuild the idempotent producers' state: load the latest readable
+//     snapshot at or below the log end, then apply the producer fields of
+//     every batch header after it.
 //
 // # Concurrency
 //
@@ -84,8 +97,11 @@
 // published after its bytes are written, so a reader never sees a
 // partial batch. A removed segment's files are renamed *.deleted and
 // closed only after file.delete.delay.ms; a read that outlives that gets
-// ErrOffsetOutOfRange, never garbage. The log runs one goroutine, the
-// flusher, which owns the fsync of rolled segments and flush.ms.
+// ErrOffsetOutOfRange, never garbage; ReadBytes retries a read whose
+// segment was replaced by compaction under it. The log runs one
+// goroutine, the flusher, which owns the fsync of rolled segments, the
+// completion of the producer snapshots a roll queues, and flush.ms. Lock
+// order: the writer lock, then flushMu, then the snapshot queue's locks.
 //
 // Errors carry the directory, the file and the offset involved and wrap
 // the sentinel errors of errors.go, so errors.Is works on them.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/varve/varve/index"
+	"github.com/varve/varve/pagecache"
 )
 
 // RecoveryReport says what Open found and repaired.
@@ -495,6 +496,11 @@ func (r *chunkReader) window(pos int64, n int) ([]byte, error) {
 		return nil, ioErr("read", r.f.Name(), err)
 	}
 	r.start, r.end = pos, pos+int64(m)
+	// Have the kernel read the next chunk while this one is checked, so
+	// that reading and CRC checking overlap.
+	if f := r.f.OS(); f != nil && r.end < r.size {
+		_ = pagecache.Advise(f, r.end, int64(want), pagecache.WillNeed)
+	}
 	if m < n {
 		return nil, io.ErrUnexpectedEOF
 	}

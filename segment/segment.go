@@ -277,10 +277,15 @@ func (s *Segment) read(offset int64, maxBytes int, maxPosition int64, minOneBatc
 	return pos, n, true, nil
 }
 
+// flushLog makes the segment's .log durable (fdatasync).
+func (s *Segment) flushLog() error {
+	return ioErr("fsync", s.Path(), s.log.Sync())
+}
+
 // flush makes the segment's log and indexes durable.
 func (s *Segment) flush() error {
-	if err := s.log.Sync(); err != nil {
-		return ioErr("fsync", s.Path(), err)
+	if err := s.flushLog(); err != nil {
+		return err
 	}
 	if err := s.offsets.Flush(); err != nil {
 		return fmt.Errorf("segment %s: %w", FilenamePrefix(s.base), err)
