@@ -61,7 +61,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.outDir, "out", filepath.Join("experiments", "kafka2011", "results"), "results directory")
 	fs.BoolVar(&c.keep, "keep", false, "keep the brokers' temporary data directories")
 	fs.BoolVar(&c.progress, "progress", true, "show a progress bar")
-	fs.DurationVar(&c.testTimeout, "test-timeout", 15*time.Minute, "upper bound on one test")
+	fs.DurationVar(&c.testTimeout, "test-timeout", 40*time.Minute, "upper bound on one test")
 	fs.BoolVar(&c.install, "install", true, "install missing Debian packages (nats-server, rabbitmq-server) with apt-get")
 	if err := fs.Parse(args); err != nil {
 		return c, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"time"
 
@@ -25,18 +26,20 @@ func (b barProgress) Start(name string, total int64) kafkabench.Task {
 		return nopTask{}
 	}
 	p := mpb.New(mpb.WithOutput(b.w), mpb.WithWidth(30), mpb.WithRefreshRate(250*time.Millisecond))
-	bar := p.AddBar(total,
+	t := &barTask{p: p, start: time.Now()}
+	t.bar = p.AddBar(total,
 		mpb.PrependDecorators(decor.Name(name, decor.WCSyncSpaceR)),
 		mpb.AppendDecorators(
 			decor.CountersNoUnit("%d / %d", decor.WCSyncSpace),
-			decor.AverageSpeed(0, " %.0f msg/s", decor.WCSyncSpace),
+			decor.Any(t.rate, decor.WCSyncSpace),
 			decor.Elapsed(decor.ET_STYLE_MMSS, decor.WCSyncSpace)))
-	return &barTask{p: p, bar: bar}
+	return t
 }
 
 type barTask struct {
-	p   *mpb.Progress
-	bar *mpb.Bar
+	p     *mpb.Progress
+	bar   *mpb.Bar
+	start time.Time
 }
 
 func (t *barTask) SetCurrent(n int64) { t.bar.SetCurrent(n) }
@@ -44,6 +47,16 @@ func (t *barTask) SetCurrent(n int64) { t.bar.SetCurrent(n) }
 func (t *barTask) Done() {
 	t.bar.SetTotal(-1, true)
 	t.p.Wait()
+}
+
+// rate is messages over the time since Start (mpb's AverageSpeed shows
+// nothing for a phase that ends before the bar is first drawn).
+func (t *barTask) rate(s decor.Statistics) string {
+	sec := time.Since(t.start).Seconds()
+	if sec <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.0f msg/s", float64(s.Current)/sec)
 }
 
 type nopTask struct{}
