@@ -30,6 +30,7 @@ type Broker struct {
 	metrics  *metrics
 	server   server
 	cleaners *cleaners
+	groups   *groupCoordinator
 
 	mu       sync.Mutex
 	lis      []stdnet.Listener
@@ -58,6 +59,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 	if b.meta, err = openMetaStore(cfg.LogDirs[0], cfg.ClusterID, b.nodeID); err != nil {
 		return nil, err
 	}
+	b.metrics = newMetrics(b) // before the logs open: they report flushes to it
 	b.parts, err = replica.Open(replica.Config{
 		LogDirs:                    cfg.LogDirs,
 		RecoveryThreadsPerDataDir:  cfg.NumRecoveryThreadsPerDataDir,
@@ -74,7 +76,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 		b.parts.Close()
 		return nil, err
 	}
-	b.metrics = newMetrics(b)
+	b.groups = b.newGroupCoordinator()
 	if b.server, err = newServer(cfg, b); err != nil {
 		b.parts.Close()
 		return nil, err
@@ -113,6 +115,7 @@ func advertised(cfg *config.Broker) (string, int32, error) {
 
 // Start listens on every configured listener and serves until Shutdown.
 func (b *Broker) Start() error {
+	b.groups.start()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, l := range b.cfg.Listeners {
@@ -163,6 +166,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	close(b.stopping)
 	b.mu.Unlock()
 	start := time.Now()
+	b.groups.shutdown() // answers parked JoinGroups, which the server would wait for
 	err := b.server.Shutdown(ctx)
 	b.bg.Wait()
 	b.stopCleaners()

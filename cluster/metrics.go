@@ -28,6 +28,7 @@ type metrics struct {
 	bytesIn,
 	bytesOut *prometheus.CounterVec
 	requests *prometheus.HistogramVec
+	flushes  prometheus.Histogram
 	srv      *http.Server
 }
 
@@ -47,10 +48,15 @@ func newMetrics(b *Broker) *metrics {
 		Help:    "Time from a request's decoding to its response being handed to the network layer, per API (Kafka RequestMetrics TotalTimeMs).",
 		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 18),
 	}, []string{"api"})
+	m.flushes = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "varve_log_flush_duration_seconds",
+		Help:    "Time of each log flush: the fsyncs of a partition's files (Kafka LogFlushRateAndTimeMs).",
+		Buckets: prometheus.ExponentialBuckets(20e-6, 2, 18),
+	})
 	stats := func(f func(s statsView) float64) func() float64 {
 		return func() float64 { return f(statsView{b}) }
 	}
-	m.reg.MustRegister(m.messagesIn, m.bytesIn, m.bytesOut, m.requests,
+	m.reg.MustRegister(m.messagesIn, m.bytesIn, m.bytesOut, m.requests, m.flushes,
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewGoCollector(),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "varve_request_queue_size", Help: "Requests waiting for a handler (Kafka RequestQueueSize)."},
@@ -94,6 +100,8 @@ func (m *metrics) produced(topic string, bytes int, records int64) {
 	m.messagesIn.WithLabelValues(topic).Add(float64(records))
 	m.bytesIn.WithLabelValues(topic).Add(float64(bytes))
 }
+
+func (m *metrics) flushed(d time.Duration) { m.flushes.Observe(d.Seconds()) }
 
 func (m *metrics) fetched(topic string, bytes int64) {
 	m.bytesOut.WithLabelValues(topic).Add(float64(bytes))

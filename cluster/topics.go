@@ -46,7 +46,10 @@ func (b *Broker) topicConfig(name string) config.Topic {
 
 // logConfig is what the replica manager opens a topic's logs with.
 func (b *Broker) logConfig(topic string) segment.Config {
-	return b.topicConfig(topic).SegmentConfig()
+	c := b.topicConfig(topic).SegmentConfig()
+	c.OnFlush = b.metrics.flushed
+	c.ProducerIDExpiration = b.cfg.ProducerIDExpirationMs.Duration()
+	return c
 }
 
 // createTopic validates and records a topic, then creates its
