@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/group"
 	vnet "github.com/varve/varve/net"
 )
 
@@ -60,6 +61,13 @@ func (b *Broker) metadataFor(rt kmsg.MetadataRequestTopic, autoCreate bool) kmsg
 	}
 	name := *rt.Topic
 	t, ok := b.meta.topic(name)
+	if !ok && autoCreate && name == group.OffsetsTopic {
+		// Kafka's AutoTopicCreationManager creates the internal topic
+		// with its own partitions and configuration, never num.partitions.
+		if err := b.groups.ensureTopic(); err == nil {
+			t, ok = b.meta.topic(name)
+		}
+	}
 	if !ok && autoCreate {
 		var err error
 		t, err = b.createTopic(name, -1, -1, nil, false)
@@ -87,7 +95,7 @@ func (b *Broker) metadataTopic(t topicMeta, code int16) kmsg.MetadataResponseTop
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic, mt.TopicID, mt.ErrorCode = &name, t.ID, code
-	mt.IsInternal = name == "__consumer_offsets"
+	mt.IsInternal = name == group.OffsetsTopic
 	mt.AuthorizedOperations = -2147483648
 	for p := int32(0); p < t.Partitions; p++ {
 		mp := kmsg.NewMetadataResponseTopicPartition()
