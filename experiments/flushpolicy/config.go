@@ -30,6 +30,7 @@ type config struct {
 	maxCalAge    time.Duration // reuse a cached disk calibration at most this old
 	noProgress   bool
 	noGroup      bool
+	peers        bool // run each policy's raw peer too
 	// calibration, when set, is used instead of calibrating the disk
 	// (tests); no flag sets it.
 	calibration *diskmodel.Calibration
@@ -83,6 +84,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.maxCalAge, "max-calibration-age", diskmodel.DefaultMaxAge, "reuse the disk model's cached calibration of -dir only if younger than this; 1s calibrates afresh")
 	fs.BoolVar(&c.noProgress, "no-progress", false, "no progress bar")
 	fs.BoolVar(&c.noGroup, "no-group-commit", false, "skip the group-commit runs")
+	fs.BoolVar(&c.peers, "peers", true, "run each policy's raw peer (pwrite + fdatasync by the same rule, no log) just before it")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

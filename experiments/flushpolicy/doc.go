@@ -59,6 +59,16 @@
 // segment.FS seam (benchmarks/storage.SyncTimer). Runs are repeated
 // (-reps), repetitions outermost, and the summary shows medians.
 //
+// Raw peers (peer.go, -peers, on by default): just before each log run,
+// the same policy's I/O without the log: pwrite(2) of the same batch at
+// the end of a file, fdatasync after every g-th write, or from a goroutine
+// with the log flusher's rule, or never. On a shared machine whose disk
+// speed drifts by several times within minutes, the log's figure over its
+// peer's tells the log's own cost from the machine's; the model tells how
+// both compare with the calibrated disk. Each run also reports the rate at
+// which its fsyncs made bytes durable (fsync MB/s: bytes below the
+// recovery point when the appends end, over the time spent in fsyncs).
+//
 // Group commit: flush.messages=1 with 1, 2, 4, 8 and 16 goroutines
 // appending 1 KiB batches (each its own copy) to one log. segment.Log runs
 // fsyncs outside its writer lock and an fsync covers every batch appended
@@ -98,6 +108,7 @@
 // appender goroutines (one, or n for group commit) own their batch copies
 // and latency slices and share atomic counters; the sampler goroutine owns
 // its samples and hands them over when stopped; segment.Log runs its
-// flusher goroutine (flush.ms, rolled segments). The progress bar has its
+// flusher goroutine (flush.ms, rolled segments), and a raw peer under
+// flush.ms its own flusher goroutine, which owns the fdatasyncs. The progress bar has its
 // own goroutines (mpb). All of them end before the next run starts.
 package main

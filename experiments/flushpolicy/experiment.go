@@ -81,6 +81,9 @@ func (e *experiment) plan() []runSpec {
 	for rep := range e.cfg.reps {
 		for _, b := range e.cfg.batchSizes {
 			for _, p := range e.cfg.policies {
+				if e.cfg.peers { // just before the log's run, so both see the same moment of the machine
+					out = append(out, runSpec{policy: p, batchBytes: b, appenders: 1, raw: true, rep: rep})
+				}
 				out = append(out, runSpec{policy: p, batchBytes: b, appenders: 1, rep: rep})
 			}
 		}
@@ -97,6 +100,9 @@ func (e *experiment) plan() []runSpec {
 func (s runSpec) String() string {
 	if s.group {
 		return fmt.Sprintf("group commit %s x%d #%d", sizeName(s.batchBytes), s.appenders, s.rep+1)
+	}
+	if s.raw {
+		return fmt.Sprintf("%s %s raw peer #%d", s.policy.name(), sizeName(s.batchBytes), s.rep+1)
 	}
 	return fmt.Sprintf("%s %s #%d", s.policy.name(), sizeName(s.batchBytes), s.rep+1)
 }

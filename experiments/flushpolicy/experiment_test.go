@@ -56,8 +56,8 @@ func TestExperimentQuick(t *testing.T) {
 	if !slices.Equal(rows[0], csvHeader) {
 		t.Fatalf("CSV header %v, want %v", rows[0], csvHeader)
 	}
-	if want := 1 + 2*4 + 2; len(rows) != want {
-		t.Fatalf("%d CSV rows, want %d (header, 2 batch sizes x 4 policies, 2 group-commit runs)", len(rows), want)
+	if want := 1 + 2*4*2 + 2; len(rows) != want {
+		t.Fatalf("%d CSV rows, want %d (header, 2 batch sizes x 4 policies x log and raw peer, 2 group-commit runs)", len(rows), want)
 	}
 	checkRows(t, rows)
 	series := readCSV(t, filepath.Join(dir, "risk_timeseries.csv"))
@@ -86,6 +86,9 @@ func TestExperimentQuick(t *testing.T) {
 //     nothing acknowledged is ever at risk;
 //   - with no flush policy (Kafka's default) nothing is fsynced before the
 //     final flush, so everything acknowledged stays at risk.
+//
+// The raw peers apply the same rules to plain writes, so they must obey
+// the same equalities.
 func checkRows(t *testing.T, rows [][]string) {
 	col := map[string]int{}
 	for i, h := range rows[0] {
@@ -103,7 +106,7 @@ func checkRows(t *testing.T, rows [][]string) {
 		if appends < 1 || num(r, "mbps") <= 0 || num(r, "model_mbps") <= 0 {
 			t.Fatalf("empty run or no model: %v", r)
 		}
-		if r[col["kind"]] != "policy" || r[col["batch_bytes"]] != "1024" {
+		if r[col["kind"]] == "group" || r[col["batch_bytes"]] != "1024" {
 			continue
 		}
 		switch r[col["policy"]] {

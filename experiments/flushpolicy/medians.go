@@ -20,6 +20,7 @@ type cell struct {
 	fsyncsPerSec       float64
 	batchesPerFsync    float64
 	drainMs            float64
+	fsyncMBps          float64
 	n                  int
 }
 
@@ -67,6 +68,7 @@ func cellOf(rs []result) cell {
 		fsyncsPerSec:    f(func(r result) float64 { return float64(r.fsyncs) / r.seconds }),
 		batchesPerFsync: f(result.batchesPerFsync),
 		drainMs:         f(func(r result) float64 { return r.drain * 1e3 }),
+		fsyncMBps:       f(result.fsyncMBps),
 	}
 }
 

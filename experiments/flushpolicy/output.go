@@ -49,7 +49,7 @@ var csvHeader = []string{
 	"p50_us", "p99_us", "p999_us", "max_us", "model_p50_us", "model_p99_us", "model_p999_us",
 	"risk_mean_msgs", "risk_p99_msgs", "risk_max_msgs", "risk_mean_bytes", "risk_max_bytes",
 	"model_risk_mean_msgs", "model_risk_max_msgs", "unsynced_mean_msgs", "unsynced_max_msgs", "risk_samples",
-	"fsyncs", "model_fsyncs", "fsync_mean_us", "batches_per_fsync", "drain_ms", "load1",
+	"fsyncs", "model_fsyncs", "fsync_mean_us", "batches_per_fsync", "synced_bytes", "fsync_mbps", "drain_ms", "load1",
 }
 
 func (e *experiment) rows() [][]string {
@@ -57,8 +57,11 @@ func (e *experiment) rows() [][]string {
 	out := make([][]string, 0, len(e.results))
 	for _, r := range e.results {
 		kind := "policy"
-		if r.group {
+		switch {
+		case r.group:
 			kind = "group"
+		case r.raw:
+			kind = "raw"
 		}
 		m, k := r.model, r.risk
 		out = append(out, []string{
@@ -70,6 +73,7 @@ func (e *experiment) rows() [][]string {
 			g(k.mean), g(k.p99), g(k.max), g(r.riskBytes(k.mean)), g(r.riskBytes(k.max)),
 			g(m.riskMean), g(m.riskMax), g(k.unsyncedMean), g(k.unsynced), strconv.Itoa(k.samples),
 			strconv.FormatInt(r.fsyncs, 10), g(m.fsyncs), g(r.fsyncMeanUs()), g(r.batchesPerFsync()),
+			strconv.FormatInt(r.syncedBytes, 10), g(r.fsyncMBps()),
 			g(r.drain * 1e3), g(r.load1),
 		})
 	}
@@ -91,6 +95,15 @@ func (r result) fsyncMeanUs() float64 {
 	return r.fsyncSec / float64(r.fsyncs) * 1e6
 }
 
+// fsyncMBps is the rate at which the run's fsyncs made bytes durable:
+// syncedBytes over the time spent in fsyncs.
+func (r result) fsyncMBps() float64 {
+	if r.fsyncSec <= 0 {
+		return 0
+	}
+	return float64(r.syncedBytes) / r.fsyncSec / 1e6
+}
+
 // batchesPerFsync is how many appends one fsync covered on average.
 func (r result) batchesPerFsync() float64 {
 	if r.fsyncs == 0 {
@@ -106,8 +119,12 @@ var seriesHeader = []string{"policy", "batch_bytes", "t_ms", "risk_msgs", "risk_
 func (e *experiment) seriesRows() [][]string {
 	var out [][]string
 	for _, r := range e.results {
+		name := r.policy.name()
+		if r.raw {
+			name += " raw"
+		}
 		for _, s := range r.series {
-			out = append(out, []string{r.policy.name(), strconv.Itoa(r.batchLen), g(float64(s.at) / 1e6),
+			out = append(out, []string{name, strconv.Itoa(r.batchLen), g(float64(s.at) / 1e6),
 				strconv.FormatInt(s.acked, 10), g(r.riskBytes(float64(s.acked))), strconv.FormatInt(s.unsynced, 10)})
 		}
 	}

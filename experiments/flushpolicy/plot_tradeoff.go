@@ -6,6 +6,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // tradeoffBatchPlot: for one batch size, throughput against mean data at
@@ -17,7 +18,8 @@ func (e *experiment) tradeoffBatchPlot(cells map[runSpec]cell, batch int) (*plot
 		"mean bytes acknowledged but not fsynced (log; 0 drawn at 1 B)", "append MB/s (log)", true, true)
 	p.Legend.Left = true
 	for i, fam := range []string{"messages", "ms", "never"} {
-		meas, model, labels := e.familyPoints(cells, batch, fam)
+		meas, model, labels := e.familyPoints(cells, batch, fam, false)
+		peer, _, _ := e.familyPoints(cells, batch, fam, true)
 		name := map[string]string{"messages": "flush.messages=N", "ms": "flush.ms=T", "never": "never (Kafka's default)"}[fam]
 		if err := addLine(p, name+" measured", i, meas, false); err != nil {
 			return nil, err
@@ -25,22 +27,25 @@ func (e *experiment) tradeoffBatchPlot(cells map[runSpec]cell, batch int) (*plot
 		if err := addLine(p, name+" model", i, model, true); err != nil {
 			return nil, err
 		}
+		if err := addPeerLine(p, name+" raw peer", i, peer); err != nil {
+			return nil, err
+		}
 		if err := addLabels(p, meas, labels); err != nil {
 			return nil, err
 		}
 	}
-	roomAbove(p, 0.35)
+	roomAbove(p, 0.45)
 	return p, nil
 }
 
 // familyPoints collects the measured and modelled (risk, throughput)
 // points of the policies of one family, in the configured order.
-func (e *experiment) familyPoints(cells map[runSpec]cell, batch int, fam string) (meas, model plotter.XYs, labels []string) {
+func (e *experiment) familyPoints(cells map[runSpec]cell, batch int, fam string, raw bool) (meas, model plotter.XYs, labels []string) {
 	for _, pol := range e.cfg.policies {
 		if pol.family() != fam {
 			continue
 		}
-		c, ok := cells[runSpec{policy: pol, batchBytes: batch, appenders: 1}]
+		c, ok := cells[runSpec{policy: pol, batchBytes: batch, appenders: 1, raw: raw}]
 		if !ok {
 			continue
 		}
@@ -52,6 +57,22 @@ func (e *experiment) familyPoints(cells map[runSpec]cell, batch int, fam string)
 		labels = append(labels, v)
 	}
 	return meas, model, labels
+}
+
+// addPeerLine draws a raw peer's curve dotted, with hollow squares.
+func addPeerLine(p *plot.Plot, label string, i int, pts plotter.XYs) error {
+	if len(pts) == 0 {
+		return nil
+	}
+	l, s, err := plotter.NewLinePoints(pts)
+	if err != nil {
+		return err
+	}
+	l.Color, s.Color, s.Shape = plotColor(i), plotColor(i), draw.BoxGlyph{}
+	l.Dashes = []vg.Length{vg.Points(1), vg.Points(2)}
+	p.Add(l, s)
+	p.Legend.Add(label, l, s)
+	return nil
 }
 
 // addLabels writes a small label beside each point.

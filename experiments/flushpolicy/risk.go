@@ -22,42 +22,60 @@ type riskSample struct {
 	unsynced int64
 }
 
-// sampler reads the log's end offset, recovery point and the highest
-// acknowledged offset on a ticker, in its own goroutine.
-type sampler struct {
-	done    chan struct{}
-	samples chan []riskSample
-}
+// probe reads, at one instant, the messages acknowledged and not fsynced
+// and the messages written and not fsynced.
+type probe func() (acked, unsynced int64)
 
-// startSampler starts sampling l every interval.
-func startSampler(l *segment.Log, acked *atomic.Int64, every time.Duration) *sampler {
-	s := &sampler{done: make(chan struct{}), samples: make(chan []riskSample, 1)}
-	go s.loop(l, acked, every)
-	return s
-}
-
-func (s *sampler) loop(l *segment.Log, acked *atomic.Int64, every time.Duration) {
-	start := time.Now()
-	t := time.NewTicker(every)
-	defer t.Stop()
-	var out []riskSample
-	for {
-		select {
-		case <-s.done:
-			s.samples <- out
-			return
-		case <-t.C:
-		}
+// logProbe probes a segment.Log: acked is the highest acknowledged offset
+// (an Append that has returned) less the recovery point, unsynced the log
+// end offset less the recovery point.
+func logProbe(l *segment.Log, acked *atomic.Int64) probe {
+	return func() (int64, int64) {
 		// Read the recovery point last: it only grows, so an offset that
 		// was acknowledged under flush.messages=1 (fsynced before its
 		// Append returned) can never be counted as at risk.
 		a, end := acked.Load(), l.EndOffset()
 		rp := l.RecoveryPoint()
-		out = append(out, riskSample{at: time.Since(start), acked: max(0, a-rp), unsynced: max(0, end-rp)})
+		return max(0, a-rp), max(0, end-rp)
 	}
 }
 
-// stop ends the sampling and returns the samples.
+// sampler calls a probe on a ticker, in its own goroutine.
+type sampler struct {
+	done    chan struct{}
+	samples chan []riskSample
+}
+
+// startSampler starts probing every interval.
+func startSampler(p probe, every time.Duration) *sampler {
+	s := &sampler{done: make(chan struct{}), samples: make(chan []riskSample, 1)}
+	go s.loop(p, every)
+	return s
+}
+
+func (s *sampler) loop(p probe, every time.Duration) {
+	start := time.Now()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var out []riskSample
+	take := func() {
+		a, u := p()
+		out = append(out, riskSample{at: time.Since(start), acked: a, unsynced: u})
+	}
+	for {
+		select {
+		case <-s.done:
+			take() // the state the appends left, however short the run
+			s.samples <- out
+			return
+		case <-t.C:
+			take()
+		}
+	}
+}
+
+// stop takes a last sample, ends the sampling and returns the samples.
+// Call it once the appends have ended and before anything flushes.
 func (s *sampler) stop() []riskSample {
 	close(s.done)
 	return <-s.samples

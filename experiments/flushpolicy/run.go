@@ -19,6 +19,7 @@ type runSpec struct {
 	batchBytes int
 	appenders  int
 	group      bool // a group-commit run (flush.messages=1, several appenders)
+	raw        bool // the policy's raw peer (peer.go), not the log
 	rep        int
 }
 
@@ -40,8 +41,12 @@ type result struct {
 	series   []riskSample
 	fsyncs   int64   // fsyncs of the log's files during the appends
 	fsyncSec float64 // their total time
-	load1    float64 // 1-minute load average when the run started
-	model    prediction
+	// syncedBytes were made durable by fsyncs during the appends (the
+	// recovery point when they ended); over fsyncSec, the rate at which
+	// the fsyncs wrote.
+	syncedBytes int64
+	load1       float64 // 1-minute load average when the run started
+	model       prediction
 }
 
 func (r result) mbps() float64 { return float64(r.bytes) / r.seconds / 1e6 }
@@ -99,6 +104,9 @@ func (w *workload) appendLoop(batch []byte) ([]time.Duration, error) {
 
 // runOne measures one spec in a fresh log under dir and removes it.
 func (e *experiment) runOne(ctx context.Context, spec runSpec) (result, error) {
+	if spec.raw {
+		return e.runRaw(ctx, spec)
+	}
 	res := result{runSpec: spec, records: max(1, spec.batchBytes/e.cfg.recordBytes), load1: load1()}
 	batch, err := storage.MakeBatch(spec.batchBytes, res.records)
 	if err != nil {
@@ -129,11 +137,12 @@ func (e *experiment) measure(ctx context.Context, res *result, l *segment.Log, b
 	w := &workload{log: l, maxBytes: e.cfg.maxBytes}
 	stopCtx := context.AfterFunc(ctx, func() { w.stop.Store(true) })
 	defer stopCtx()
-	sampler := startSampler(l, &w.acked, e.cfg.sampleEvery)
+	sampler := startSampler(logProbe(l, &w.acked), e.cfg.sampleEvery)
 	start := time.Now()
 	w.deadline = start.Add(e.cfg.duration)
 	lats, err := w.appendAll(batch, res.appenders)
 	res.seconds = time.Since(start).Seconds()
+	res.syncedBytes = l.RecoveryPoint() * int64(len(batch)) / int64(res.records)
 	samples := sampler.stop()
 	if err != nil {
 		return err

@@ -75,19 +75,22 @@ func (e *experiment) writeModel(b *strings.Builder) {
 
 func (e *experiment) writePolicyTable(b *strings.Builder, cells map[runSpec]cell, size int) {
 	fmt.Fprintf(b, "## %s batches\n\n", sizeName(size))
-	b.WriteString("| policy | MB/s (min-max) | x never | model MB/s | x model | p50 / p99 / p99.9 µs | model µs | at risk mean / max (msgs) | mean / max bytes | model mean / max (msgs) | fsyncs/s | drain ms |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| policy | MB/s (min-max) | x never | model MB/s | x model | raw peer MB/s | x peer | p50 / p99 / p99.9 µs | model µs | at risk mean / max (msgs) | mean / max bytes | model mean / max (msgs) | peer mean at risk | fsyncs/s | fsync MB/s | drain ms |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	base := cells[runSpec{policy: never, batchBytes: size, appenders: 1}].mbps
 	for _, pol := range e.cfg.policies {
 		c, ok := cells[runSpec{policy: pol, batchBytes: size, appenders: 1}]
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(b, "| %s | %.1f (%.1f-%.1f) | %s | %s | %s | %.0f / %.0f / %.0f | %s | %s / %s | %s / %s | %s / %s | %.0f | %.1f |\n",
+		peer, hasPeer := cells[runSpec{policy: pol, batchBytes: size, appenders: 1, raw: true}]
+		fmt.Fprintf(b, "| %s | %.1f (%.1f-%.1f) | %s | %s | %s | %s | %s | %.0f / %.0f / %.0f | %s | %s / %s | %s / %s | %s / %s | %s | %.0f | %s | %.1f |\n",
 			pol.name(), c.mbps, c.mbpsMin, c.mbpsMax, ratioOf(c.mbps, base), e.num(c.modelMbps, "%.1f"), e.num(c.ratio, "%.2f"),
+			peerNum(hasPeer, fmt.Sprintf("%.1f", peer.mbps)), peerNum(hasPeer, ratioOf(c.mbps, peer.mbps)),
 			c.p50, c.p99, c.p999, e.lats(c), count(c.riskMean), count(c.riskMax),
 			bytesName(c.r.riskBytes(c.riskMean)), bytesName(c.r.riskBytes(c.riskMax)),
-			e.num(c.modelRiskMean, "%.0f"), e.num(c.modelRiskMax, "%.0f"), c.fsyncsPerSec, c.drainMs)
+			e.num(c.modelRiskMean, "%.0f"), e.num(c.modelRiskMax, "%.0f"),
+			peerNum(hasPeer, bytesName(peer.r.riskBytes(peer.riskMean))), c.fsyncsPerSec, fsyncRate(c.fsyncMBps), c.drainMs)
 	}
 	b.WriteString("\n")
 }
@@ -124,6 +127,22 @@ func (e *experiment) lats(c cell) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.0f / %.0f / %.0f", c.mp50, c.mp99, c.mp999)
+}
+
+// peerNum is s, or "-" without a peer run.
+func peerNum(ok bool, s string) string {
+	if !ok {
+		return "-"
+	}
+	return s
+}
+
+// fsyncRate formats the rate at which fsyncs wrote, "-" without fsyncs.
+func fsyncRate(v float64) string {
+	if v <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", v)
 }
 
 // ratioOf is a/b, or n/a when b is not positive.
@@ -169,6 +188,10 @@ const methodNotes = `## Method
   derived in doc.go. Without flush.messages, appends never wait for an fsync: PredictPageCacheWrite. flush.ms=T
   fsyncs every P = T*ceil((T+F)/T) (2T for a flush that takes F <= T), so the mean risk is r*(P/2+F) at the
   measured rate r. Ratios are predicted/measured time: 1 = as fast as the model, above 1 = faster.
+- Raw peer (peer.go): the same policy without the log, run just before it: pwrite(2) of the same batch at the end
+  of a file, fdatasync after every g-th write (flush.messages), or from a goroutine with the log flusher's rule
+  (flush.ms), or never. "x peer" is the log's throughput over its peer's; "fsync MB/s" is the bytes the run's
+  fsyncs made durable over the time spent in them: what the device absorbed while the appender kept writing.
 - Group commit: n goroutines append to one log with flush.messages=1; an fsync covers every batch appended
   before it began, so concurrent appenders share fsyncs. The ideal model is one fsync per n batches.
 `

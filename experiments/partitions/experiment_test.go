@@ -98,6 +98,11 @@ func checkRows(t *testing.T, rows [][]string) {
 		if r[col["policy"]] == "messages=1" && num(r, "risk_max_msgs") != 0 {
 			t.Errorf("messages=1 x%d: %d messages acknowledged and not fsynced", p, num(r, "risk_max_msgs"))
 		}
+		// Kafka's default never fsyncs before the flush: at the end of the
+		// appends every message is at risk.
+		if r[col["policy"]] == "never" && num(r, "risk_max_msgs") != num(r, "batches")*num(r, "records_per_batch") {
+			t.Errorf("never x%d: at most %d messages at risk, want all %d", p, num(r, "risk_max_msgs"), num(r, "batches")*num(r, "records_per_batch"))
+		}
 		if num(r, "bytes") <= 0 || r[col["durable_mbps"]] == "0" || r[col["model_s"]] == "0" {
 			t.Errorf("empty run or no model: %v", r)
 		}

@@ -25,13 +25,7 @@ func (s *sampler) loop(logs []*segment.Log, acked []atomic.Int64, every time.Dur
 	t := time.NewTicker(every)
 	defer t.Stop()
 	var out []int64
-	for {
-		select {
-		case <-s.done:
-			s.samples <- out
-			return
-		case <-t.C:
-		}
+	take := func() {
 		var sum int64
 		for i, l := range logs {
 			// The recovery point is read after acked: it only grows, so a
@@ -41,9 +35,19 @@ func (s *sampler) loop(logs []*segment.Log, acked []atomic.Int64, every time.Dur
 		}
 		out = append(out, sum)
 	}
+	for {
+		select {
+		case <-s.done:
+			take() // the state the appends left, before the final flush
+			s.samples <- out
+			return
+		case <-t.C:
+			take()
+		}
+	}
 }
 
-// stop ends the sampling and returns the samples.
+// stop takes a last sample, ends the sampling and returns the samples.
 func (s *sampler) stop() []int64 {
 	close(s.done)
 	return <-s.samples
