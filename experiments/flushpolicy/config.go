@@ -38,7 +38,7 @@ type config struct {
 
 // Defaults of a full run and of -quick.
 var (
-	fullDefaults  = defaults{duration: 2 * time.Second, maxBytes: 768 << 20, reps: 3}
+	fullDefaults  = defaults{duration: 1500 * time.Millisecond, maxBytes: 512 << 20, reps: 3}
 	quickDefaults = defaults{duration: 300 * time.Millisecond, maxBytes: 64 << 20, reps: 1}
 )
 
@@ -58,7 +58,7 @@ func parseFlags(args []string) (config, error) {
 	appenders := fs.String("appenders", "1,2,4,8,16", "group commit: comma-separated counts of concurrent appenders (flush.messages=1)")
 	sizes := map[string]*int64{"max-bytes": &c.maxBytes, "segment-bytes": &c.segmentBytes}
 	usage := map[string]string{
-		"max-bytes":     "a run stops once this many bytes were appended (default 768MiB, -quick 64MiB)",
+		"max-bytes":     "a run stops once this many bytes were appended (default 512MiB, -quick 64MiB)",
 		"segment-bytes": "segment.bytes (Kafka's default 1GiB)",
 	}
 	for name, p := range sizes {
