@@ -1,8 +1,10 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	stdnet "net"
 	"strconv"
 	"sync"
@@ -146,7 +148,11 @@ func (gc *groupCoordinator) load(s *groupShard) error {
 	var rep group.LoadReport
 	s.do(func(c *group.Coordinator) { rep = c.FinishLoad(time.Now()) })
 	gc.kick(s)
-	gc.b.log.Info("loaded group coordinator partition", "partition", p, "groups", rep.Groups,
+	level := slog.LevelDebug
+	if rep.Records > 0 {
+		level = slog.LevelInfo
+	}
+	gc.b.log.Log(context.Background(), level, "loaded group coordinator partition", "partition", p, "groups", rep.Groups,
 		"offsets", rep.Offsets, "records", rep.Records, "skipped", rep.Skipped, "took", time.Since(start))
 	return nil
 }
