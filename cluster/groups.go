@@ -107,7 +107,7 @@ func (gc *groupCoordinator) start() {
 	go func() {
 		defer gc.done.Done()
 		for _, s := range gc.shards {
-			if err := gc.load(s); err != nil {
+			if err := gc.load(s); err != nil && !gc.stopping() {
 				gc.b.log.Error("loading __consumer_offsets failed; its groups are unavailable", "err", err)
 			}
 		}
@@ -126,10 +126,8 @@ func (gc *groupCoordinator) load(s *groupShard) error {
 	start := time.Now()
 	end := part.HighWatermark()
 	for off := part.Log.StartOffset(); off < end; {
-		select {
-		case <-gc.stop:
+		if gc.stopping() {
 			return nil
-		default:
 		}
 		buf, err := part.Log.ReadBytes(off, offsetsLoadBufferBytes)
 		if err != nil {
@@ -191,16 +189,23 @@ func (gc *groupCoordinator) ensureTopic() error {
 // and stops the goroutines. It runs before the network server shuts
 // down, which waits for in-flight requests such as parked JoinGroups.
 func (gc *groupCoordinator) shutdown() {
-	select {
-	case <-gc.stop:
+	if gc.stopping() {
 		return
-	default:
 	}
 	close(gc.stop)
 	for _, s := range gc.shards {
 		s.do(func(c *group.Coordinator) { c.Stop() })
 	}
 	gc.done.Wait()
+}
+
+func (gc *groupCoordinator) stopping() bool {
+	select {
+	case <-gc.stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // shard is the coordinator of groupID's partition.

@@ -134,6 +134,7 @@ func (c *Coordinator) addMemberAndRebalance(g *group, jr joinRequest) {
 		g.newMemberAdded = true
 	}
 	g.add(m, jr.reply, jr.version)
+	c.timers.cancel(pendingKey(g.id, m.id)) // a pending member that came back
 	// A new member cannot heartbeat before its JoinGroup is answered; a
 	// client that gave up and retried would leave it behind, so it
 	// expires after the new-member join timeout.

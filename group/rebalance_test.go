@@ -159,15 +159,52 @@ func TestMissingSyncRemovesMember(t *testing.T) {
 	if h.state("g") != "Stable" {
 		t.Fatalf("state %s after the leader's sync", h.state("g"))
 	}
-	for i := 0; i < 7; i++ { // 2.1 s, past the rebalance timeout; the leader stays alive
+	// Both keep their sessions alive; the follower never sends SyncGroup.
+	for i := 0; i < 6; i++ { // 1.8 s: within the rebalance timeout (2 s)
 		h.advance(300 * time.Millisecond)
 		h.heartbeat("g", leader, 1)
+		if code := h.heartbeat("g", other, 1); code != 0 {
+			t.Fatalf("heartbeat of the follower before the sync deadline: %d", code)
+		}
 	}
+	h.advance(300 * time.Millisecond) // 2.1 s
 	if h.state("g") != "PreparingRebalance" {
 		t.Fatalf("state %s after the sync deadline", h.state("g"))
 	}
 	if code := h.heartbeat("g", other, 1); code != kerr.UnknownMemberID.Code {
 		t.Fatalf("the member that never synced: %d", code)
+	}
+}
+
+// The coordinator tells its driver when to tick: the earliest deadline,
+// here the session timeout of the only member.
+func TestNextDeadline(t *testing.T) {
+	h := newHarness(t, testConfig())
+	ids := h.stableGroup("g", 1)
+	h.advance(400 * time.Millisecond)
+	h.heartbeat("g", ids[0], 1)
+	next, ok := h.c.NextDeadline()
+	if want := h.now.Add(time.Second); !ok || !next.Equal(want) {
+		t.Fatalf("next deadline %v (%v), want the session expiry %v", next, ok, want)
+	}
+	h.c.Stop()
+	if _, ok := h.c.NextDeadline(); ok {
+		t.Fatal("a stopped coordinator has a deadline")
+	}
+}
+
+// Replacing a deadline many times keeps the timer heap bounded.
+func TestTimersCompact(t *testing.T) {
+	tm := newTimers()
+	at := time.Unix(0, 0)
+	for i := 0; i < 10_000; i++ {
+		tm.set(timerKey{kind: timerHeartbeat, member: "m"}, at.Add(time.Duration(i)))
+	}
+	if len(tm.h) > 1100 {
+		t.Fatalf("%d heap entries for one live timer", len(tm.h))
+	}
+	if next, _ := tm.next(); !next.Equal(at.Add(9999)) {
+		t.Fatalf("next %v", next)
 	}
 }
 
