@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // produceSpread writes n records round-robin over partitions 0..parts-1,
@@ -155,5 +156,39 @@ func TestGroupStaticMemberRestartsWithoutRebalance(t *testing.T) {
 	}
 	if len(vb.partitions()) != 2 {
 		t.Fatalf("the other member owns %v", vb.partitions())
+	}
+}
+
+// Kafka serves every version of the group APIs it ever shipped (within
+// the ranges of KIP-896): clients pinned to old versions (Kafka 0.11:
+// JoinGroup v2, SyncGroup v1, OffsetCommit v3, OffsetFetch v3, no
+// MEMBER_ID_REQUIRED; Kafka 2.3: static membership's first versions)
+// consume and commit as a group too.
+func TestGroupOldProtocolVersions(t *testing.T) {
+	b := startBroker(t, t.TempDir(), groupProps(nil))
+	createTopic(t, b.addr, "old-group", 2, nil)
+	produceSpread(t, b.addr, "old-group", 2, 40)
+	for name, v := range map[string]*kversion.Versions{"0.11": kversion.V0_11_0(), "2.3": kversion.V2_3_0()} {
+		t.Run(name, func(t *testing.T) {
+			g := "g-old-" + name
+			cl := groupMember(t, b.addr, g, "old-group", nil, kgo.MaxVersions(v), kgo.DisableAutoCommit())
+			var recs []*kgo.Record
+			pollUntil(t, cl, 20*time.Second, func(r *kgo.Record) bool {
+				recs = append(recs, r)
+				return len(recs) == 40
+			})
+			if err := cl.CommitRecords(ctx(t), recs...); err != nil {
+				t.Fatalf("commit at %s versions: %v", name, err)
+			}
+			offs, err := kadm.NewClient(client(t, b.addr, kgo.MaxVersions(v))).FetchOffsets(ctx(t), g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for p := int32(0); p < 2; p++ {
+				if o, ok := offs.Lookup("old-group", p); !ok || o.At != 20 {
+					t.Fatalf("partition %d committed at %d, want 20", p, o.At)
+				}
+			}
+		})
 	}
 }
