@@ -312,11 +312,13 @@ func (l *Log) roll(firstOffset int64) error {
 	if old.Size() == 0 {
 		// An empty segment would sit between offsets; replace it.
 		next = append(next, segs[:len(segs)-1]...)
-		l.scheduleDelete(old)
 	} else {
 		next = append(next, segs...)
 	}
 	l.setSegments(append(next, s))
+	if old.Size() == 0 {
+		l.scheduleDelete(old)
+	}
 	l.dirDirty.Store(true)
 	if old.Size() > 0 {
 		l.sealed <- old
@@ -391,7 +393,19 @@ func (l *Log) ReadBounded(offset int64, maxBytes int, upTo int64, minOneBatch bo
 	if offset >= upTo || maxBytes <= 0 && !minOneBatch {
 		return pagecache.Region{}, nil
 	}
-	segs := l.segments()
+	for attempt := 0; ; attempt++ {
+		segs := l.segs.Load()
+		r, err := l.readSegments(*segs, offset, maxBytes, upTo, minOneBatch)
+		// A segment replaced (compaction) or removed under the read may
+		// have had its file closed: read again from the live segments.
+		if err != nil && attempt < 3 && l.segs.Load() != segs {
+			continue
+		}
+		return r, err
+	}
+}
+
+func (l *Log) readSegments(segs []*Segment, offset int64, maxBytes int, upTo int64, minOneBatch bool) (pagecache.Region, error) {
 	for i := floorSegment(segs, offset); i < len(segs); i++ {
 		r, found, err := l.readSegment(segs[i], offset, maxBytes, upTo, minOneBatch)
 		if err != nil || found {

@@ -99,6 +99,11 @@ func (l *Log) ReplaceSegments(cleaned []*CleanedSegment, olds []int64) error {
 		next = append(next, c.s)
 	}
 	l.setSegments(append(next, segs[first+len(olds):]...))
+	// Only now, with readers pointed at the new segments, may the old
+	// files start their file.delete.delay.ms countdown.
+	for _, s := range segs[first : first+len(olds)] {
+		l.deleteLater(s)
+	}
 	return nil
 }
 
@@ -148,13 +153,7 @@ func (l *Log) swap(cleaned []*CleanedSegment, olds []*Segment) error {
 			return err
 		}
 	}
-	if err := l.cfg.FS.SyncDir(l.dir); err != nil {
-		return ioErr("fsync dir", l.dir, err)
-	}
-	for _, s := range olds {
-		l.deleteLater(s)
-	}
-	return nil
+	return ioErr("fsync dir", l.dir, l.cfg.FS.SyncDir(l.dir))
 }
 
 // completeSwaps finishes, at Open, a ReplaceSegments that a crash

@@ -25,9 +25,6 @@ func (l *Log) TruncateTo(offset int64) error {
 	defer l.flushMu.Unlock()
 	segs := l.segments()
 	keep := floorSegment(segs, offset)
-	for _, s := range segs[keep+1:] {
-		l.scheduleDelete(s)
-	}
 	s := segs[keep]
 	if _, err := s.truncateTo(offset); err != nil {
 		return l.fail(err)
@@ -39,6 +36,9 @@ func (l *Log) TruncateTo(offset int64) error {
 		return l.fail(err)
 	}
 	l.setSegments(append([]*Segment(nil), segs[:keep+1]...))
+	for _, gone := range segs[keep+1:] { // after readers moved off them
+		l.scheduleDelete(gone)
+	}
 	end := s.NextOffset()
 	l.end.Store(end)
 	if l.recoveryPoint.Load() > end {
@@ -72,14 +72,20 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	old := l.segments()
+	// Renamed first: the new segment may take one's name.
 	for _, s := range old {
-		l.scheduleDelete(s)
+		if err := s.renameTo(DeletedSuffix); err != nil {
+			l.cfg.Logger.Warn("rename of removed segment failed", "segment", s.Path(), "err", err)
+		}
 	}
 	s, err := createSegment(l.dir, offset, &l.cfg, "")
 	if err != nil {
 		return l.fail(err)
 	}
 	l.setSegments([]*Segment{s})
+	for _, gone := range old {
+		l.deleteLater(gone)
+	}
 	l.dirDirty.Store(true)
 	l.start.Store(offset)
 	l.end.Store(offset)
@@ -152,7 +158,7 @@ func (l *Log) DeleteSegmentsBefore(offset int64) ([]SegmentInfo, error) {
 	}
 	l.setSegments(append([]*Segment(nil), segs[n:]...))
 	l.start.Store(max(l.start.Load(), segs[n].base))
-	for _, s := range segs[:n] {
+	for _, s := range segs[:n] { // after readers moved off them
 		l.scheduleDelete(s)
 	}
 	l.deleteSegmentSnapshots(removed)
