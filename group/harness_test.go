@@ -13,7 +13,7 @@ import (
 
 // harness drives one Coordinator with a fake clock and an in-memory log.
 type harness struct {
-	t    *testing.T
+	t    testing.TB
 	c    *Coordinator
 	log  *MemoryLog
 	cfg  Config
@@ -30,7 +30,7 @@ func testConfig() Config {
 	}
 }
 
-func newHarness(t *testing.T, cfg Config) *harness {
+func newHarness(t testing.TB, cfg Config) *harness {
 	h := &harness{t: t, log: &MemoryLog{}, now: time.UnixMilli(1_700_000_000_000)}
 	cfg.NewUUID = func() string { h.uuid++; return fmt.Sprintf("uuid%d", h.uuid) }
 	h.cfg = cfg
