@@ -1,12 +1,15 @@
 package cluster
 
-// DeleteTopics, versions 0-6: by name, or by topic id from v6.
+// DeleteTopics, versions 0-6: by name, or by topic id from v6. The
+// internal __consumer_offsets cannot be deleted (INVALID_REQUEST): every
+// group would lose its committed offsets.
 // delete.topic.enable=false refuses with TOPIC_DELETION_DISABLED.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/group"
 	vnet "github.com/varve/varve/net"
 )
 
@@ -42,6 +45,10 @@ func serveDeleteTopics(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vne
 			st.Topic = &tm.Name
 		}
 		switch {
+		case name == group.OffsetsTopic:
+			// Deleting it would drop every group's committed offsets; the
+			// next FindCoordinator would recreate it empty.
+			st.ErrorCode = kerr.InvalidRequest.Code
 		case !b.cfg.DeleteTopicEnable:
 			st.ErrorCode = kerr.TopicDeletionDisabled.Code
 		case name == "" && t.name == nil:

@@ -28,5 +28,6 @@
 // own goroutine (woken by partition appends, bounded by max.wait.ms). The
 // broker's other goroutines: the listeners' accept loops, the retention
 // scheduler, the log cleaner's workers, the replica manager's checkpoint
-// loop, and the metrics HTTP server.
+// loop, the group coordinators' timer and their loader of
+// __consumer_offsets at start, and the metrics HTTP server.
 package cluster

@@ -24,8 +24,7 @@ import (
 // kgo's group consumer, starts from the group's committed offsets (or
 // --offset where there are none) and commits what it printed; that needs
 // a broker with groups (FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
-// OffsetFetch, OffsetCommit). Varve's broker has no groups yet, so
-// --group fails against it.
+// OffsetFetch, OffsetCommit), which Varve's broker serves.
 //
 // --exit compares each partition's position with its high watermark (at
 // start, then as fetches report it). With --group it waits for every
