@@ -172,3 +172,16 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
+
+// The defaults are issue 6's grid: flush.messages and flush.ms at 1, 10,
+// 100 and 1000 and never, at 1, 16 and 256 KiB, and 1 to 16 appenders.
+func TestDefaultsAreTheIssuesGrid(t *testing.T) {
+	cfg, err := parseFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.policies) != 9 || !slices.Equal(cfg.batchSizes, []int{1 << 10, 16 << 10, 256 << 10}) ||
+		!slices.Equal(cfg.appenders, []int{1, 2, 4, 8, 16}) || !cfg.peers || cfg.segmentBytes != 1<<30 {
+		t.Errorf("defaults %+v", cfg)
+	}
+}

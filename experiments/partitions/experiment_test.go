@@ -168,3 +168,15 @@ func TestParsePolicies(t *testing.T) {
 		}
 	}
 }
+
+// The defaults are issue 6's partition counts, and they validate: every
+// partition receives at least one batch and the run fits one segment.
+func TestDefaultsAreTheIssuesGrid(t *testing.T) {
+	cfg, err := parseFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.partitions, []int{1, 4, 16, 64, 256, 1024}) || len(cfg.policies) != 3 || cfg.segmentBytes != 1<<30 {
+		t.Errorf("defaults %+v", cfg)
+	}
+}
