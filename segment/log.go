@@ -28,7 +28,7 @@ type Log struct {
 	start         atomic.Int64               // log start offset
 	end           atomic.Int64               // log end offset (LEO)
 	recoveryPoint atomic.Int64               // every offset below it is fsynced
-	lastFlush     atomic.Int64               // unix nanoseconds of the last flush
+	lastFlush     atomic.Int64               // unix nanoseconds at which the last flush started
 	dirDirty      atomic.Bool                // a segment was created since the directory was last fsynced
 	werr          atomic.Pointer[error]      // sticky write error
 	closed        atomic.Bool
@@ -513,6 +513,7 @@ func (l *Log) flushTo(target int64) error {
 		return fmt.Errorf("%s: %w: %w", l.dir, ErrLogFailed, *p)
 	}
 	began := time.Now()
+	startedAt := l.cfg.Now().UnixNano()
 	end := l.end.Load() // everything below end was written before this load
 	rp := l.recoveryPoint.Load()
 	dirty := l.dirDirty.Swap(false)
@@ -541,7 +542,7 @@ func (l *Log) flushTo(target int64) error {
 		}
 	}
 	l.advanceRecoveryPoint(end)
-	l.lastFlush.Store(l.cfg.Now().UnixNano())
+	l.lastFlush.Store(startedAt)
 	if l.cfg.OnFlush != nil {
 		l.cfg.OnFlush(time.Since(began))
 	}
@@ -569,7 +570,10 @@ func (l *Log) flusher(flushMs time.Duration) {
 			ticker, tick = nil, nil
 		}
 		if d > 0 {
-			ticker = time.NewTicker(min(d, time.Second))
+			// Checked four times per flush.ms: a flush is due flush.ms after
+			// the previous one started, and a tick of flush.ms itself would
+			// find it just short of due and wait a second period.
+			ticker = time.NewTicker(max(min(d/4, time.Second), time.Millisecond))
 			tick = ticker.C
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -512,5 +513,29 @@ func TestUpdateConfigTakesEffect(t *testing.T) {
 	}
 	if err := l.UpdateConfig(segment.Config{SegmentBytes: 1}); !errors.Is(err, segment.ErrInvalidConfig) {
 		t.Fatalf("invalid segment.bytes: %v", err)
+	}
+}
+
+// flush.ms=T flushes about every T, not every 2T: a flush is due T after
+// the previous one started.
+func TestFlushMsCadence(t *testing.T) {
+	var flushes atomic.Int64
+	l := open(t, t.TempDir(), segment.Config{FlushMs: 50 * time.Millisecond, OnFlush: func(time.Duration) { flushes.Add(1) }})
+	defer l.Close()
+	stop := time.After(time.Second)
+	for i := int64(0); ; i++ {
+		select {
+		case <-stop:
+			// 1 s at 50 ms: 20 flushes if on time, 10 at the old 2T cadence.
+			if n := flushes.Load(); n < 14 {
+				t.Fatalf("%d flushes in 1 s with flush.ms=50", n)
+			}
+			return
+		default:
+		}
+		if _, err := l.Append(segmenttest.Batch(t, 1, 10, i, 0)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 }
