@@ -80,6 +80,7 @@ func (b *Broker) alterTopicConfigs(topic string, ops []kmsg.IncrementalAlterConf
 	if err != nil {
 		return err
 	}
+	b.forgetTopicConfig(topic)
 	if err := b.parts.UpdateLogConfig(topic); err != nil {
 		return fmt.Errorf("%w: %v", kerr.InvalidConfig, err)
 	}

@@ -25,12 +25,13 @@ type Broker struct {
 	host   string // advertised
 	port   int32
 
-	meta     *metaStore
-	parts    *replica.Manager
-	metrics  *metrics
-	server   server
-	cleaners *cleaners
-	groups   *groupCoordinator
+	meta         *metaStore
+	topicConfigs sync.Map // topic name -> config.Topic, see topicConfig
+	parts        *replica.Manager
+	metrics      *metrics
+	server       server
+	cleaners     *cleaners
+	groups       *groupCoordinator
 
 	mu       sync.Mutex
 	lis      []stdnet.Listener

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/varve/varve/replica"
 	"github.com/varve/varve/segment"
@@ -43,6 +44,8 @@ type metaFile struct {
 // metaStore is the topic catalogue. Safe for concurrent use.
 type metaStore struct {
 	path string
+
+	version atomic.Uint64 // bumped after every change, for caches of what it holds
 
 	mu     sync.RWMutex
 	f      metaFile
@@ -164,6 +167,7 @@ func (s *metaStore) update(fn func(f *metaFile) error) error {
 	if err := fn(&s.f); err != nil {
 		return err
 	}
+	defer s.version.Add(1)
 	s.byID = map[replica.TopicID]*topicMeta{}
 	for _, t := range s.f.Topics {
 		s.byID[t.ID] = t

@@ -5,6 +5,7 @@ import (
 	"errors"
 	stdnet "net"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"time"
 
@@ -118,6 +119,12 @@ func (m *metrics) start(addr string) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+	// Go's profiler, for operators chasing where the broker's time goes
+	// (go tool pprof http://ADDR/debug/pprof/profile).
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := m.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

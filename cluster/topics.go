@@ -31,7 +31,30 @@ func validTopicName(name string) error {
 
 // topicConfig resolves a topic's configuration: its overrides over the
 // broker's log.* defaults.
+//
+// Resolved configurations are cached (every Produce asks), each with the
+// metadata version it was resolved from: any metadata change makes every
+// entry stale, so a resolution racing a change can never outlive it.
 func (b *Broker) topicConfig(name string) config.Topic {
+	v := b.meta.version.Load()
+	if c, ok := b.topicConfigs.Load(name); ok && c.(cachedTopicConfig).version == v {
+		return c.(cachedTopicConfig).tc
+	}
+	tc := b.resolveTopicConfig(name)
+	b.topicConfigs.Store(name, cachedTopicConfig{version: v, tc: tc})
+	return tc
+}
+
+type cachedTopicConfig struct {
+	version uint64
+	tc      config.Topic
+}
+
+// forgetTopicConfig drops a topic's cached configuration (the version
+// check alone would also catch it).
+func (b *Broker) forgetTopicConfig(name string) { b.topicConfigs.Delete(name) }
+
+func (b *Broker) resolveTopicConfig(name string) config.Topic {
 	t, ok := b.meta.topic(name)
 	if !ok {
 		return b.cfg.TopicDefaults()
@@ -92,6 +115,7 @@ func (b *Broker) createTopic(name string, partitions int32, rf int16, configs ma
 	if err != nil {
 		return topicMeta{}, err
 	}
+	b.forgetTopicConfig(name)
 	for p := int32(0); p < partitions; p++ {
 		if _, err := b.parts.CreatePartition(segment.TopicPartition{Topic: name, Partition: p}, t.ID); err != nil && !errors.Is(err, replica.ErrPartitionExists) {
 			return t, fmt.Errorf("%w: %v", kerr.KafkaStorageError, err)
@@ -116,6 +140,7 @@ func (b *Broker) deleteTopic(name string) error {
 	if err != nil {
 		return err
 	}
+	b.forgetTopicConfig(name)
 	var errs error
 	for p := int32(0); p < t.Partitions; p++ {
 		err := b.parts.DeletePartition(segment.TopicPartition{Topic: name, Partition: p})
