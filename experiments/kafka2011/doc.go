@@ -36,8 +36,26 @@
 //	consume            one consumer reads everything the batch-50 produce
 //	                   test stored, from the start, up to 1000 messages
 //	                   (about 200 KiB) per pull, as in the paper.
-//	perf-producer      Kafka's own org.apache.kafka.tools.ProducerPerformance
-//	                   against Varve and Kafka with the same batch shapes.
+//	produce (Java)     Kafka's own org.apache.kafka.tools.ProducerPerformance
+//	                   against Varve and Kafka with the same batch shapes
+//	                   (batch.size holding B messages, linger.ms=0,
+//	                   max.in.flight.requests.per.connection=1, acks=1).
+//
+// Before its first timed test each Kafka-protocol broker gets an untimed
+// warm-up (a tenth of a test, produced at batch 50 and consumed) on a topic
+// of its own, so the JVM has compiled its hot paths; Go and BEAM brokers
+// need none. After each Kafka-protocol produce test the partition's .log
+// files are read back (RecordBatch v2 headers: batchLength at byte 8,
+// magic at 16, recordCount at 57) to report how many messages each stored
+// batch really held, and to check that every acknowledged message is
+// there.
+//
+// Besides messages per second each test records the broker's CPU time
+// (every process in its process group, from /proc/<pid>/stat), because on
+// a shared machine CPU per message moves far less than rates do, and, for
+// produce tests, how much the broker's data directory grew (allocated
+// blocks) per message beyond the 200-byte payload: the paper's storage
+// overhead.
 //
 // # Concurrency and clean-up
 //

@@ -251,7 +251,8 @@ func TestCSVRoundTrip(t *testing.T) {
 
 func TestConfigDefaults(t *testing.T) {
 	c, err := parseFlags([]string{"-quick"}, io.Discard)
-	if err != nil || c.records != 20_000 || len(c.systems) != 4 || c.consumeBatch() != 50 {
+	if err != nil || c.records != 20_000 || len(c.systems) != 4 || c.consumeBatch() != 50 ||
+		c.outDir != filepath.Join("experiments", "kafka2011", "results", "quick") {
 		t.Errorf("quick: %+v %v", c, err)
 	}
 	c, err = parseFlags(nil, io.Discard)
@@ -288,14 +289,21 @@ func TestSummaryRatios(t *testing.T) {
 	rs := []result{
 		mk(sysKafka, testProduce, 1, 50_000), mk(sysKafka, testProduce, 50, 400_000), mk(sysKafka, testConsume, 50, 22_000),
 		mk(sysRabbitMQ, testProduce, 1, 25_000), mk(sysRabbitMQ, testProduce, 50, 40_000), mk(sysRabbitMQ, testConsume, 50, 5_500),
+		mk(sysVarve, testProduceNoAck, 1, 25_000), mk(sysVarve, testProduceNoAck, 50, 600_000),
 	}
 	cfg, _ := parseFlags(nil, io.Discard)
-	s := summary(rs, cfg, machineInfo{}, nil, buildCharts(rs, cfg))
+	charts := buildCharts(rs, cfg)
+	s := summary(rs, cfg, machineInfo{}, nil, charts)
+	if charts[len(charts)-1].file != "paper_setting" {
+		t.Errorf("no paper_setting chart with acks=0 results present")
+	}
 	for _, want := range []string{
 		"| produce batch 50 / batch 1 | 8.00 | 8.00 | n/a | n/a | 1.60 |",
 		"| system / rabbitmq, produce batch 1 | ≥ 2 (Kafka vs RabbitMQ) | 2.00 | n/a | n/a | 1.00 |",
 		"| system / rabbitmq, consume | > 4 (Kafka vs RabbitMQ) | 4.00 |",
 		"| kafka | kafkabench (franz-go) | produce | 50 | 400,000 |",
+		"| produce-noack (paper's setting) batch 50 / batch 1 | 8.00 | n/a | 24.00 | n/a | n/a |",
+		"| produce-noack batch 50 / paper's Kafka | 1.00 | n/a | 1.50 |",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("summary lacks %q:\n%s", want, s)
@@ -312,7 +320,7 @@ func TestChartsRender(t *testing.T) {
 	dir := t.TempDir()
 	charts := buildCharts(rs, cfg)
 	if len(charts) != 4 {
-		t.Fatalf("%d charts, want 4 (with the producer clients chart)", len(charts))
+		t.Fatalf("%d charts, want 4 (with the producer clients chart, without the paper's setting)", len(charts))
 	}
 	for _, c := range charts {
 		if err := c.save(dir); err != nil {

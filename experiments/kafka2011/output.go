@@ -114,7 +114,42 @@ func buildCharts(rs []result, cfg config) []chart {
 	if pc := perfChart(rs, cfg); pc != nil {
 		charts = append(charts, *pc)
 	}
+	if pc := paperChart(rs, cfg); pc != nil {
+		charts = append(charts, *pc)
+	}
 	return charts
+}
+
+// paperChart sets the paper's Kafka beside this run's Kafka-protocol
+// brokers in the paper's own setting (acks=0), or returns nil when those
+// tests did not run.
+func paperChart(rs []result, cfg config) *chart {
+	if !slices.Contains(cfg.batches, 1) || !slices.Contains(cfg.batches, 50) || !cfg.noAck {
+		return nil
+	}
+	series := []string{"Kafka 0.7, paper (2011, 8 cores, 1 Gb/s)"}
+	var systems []string
+	for _, s := range []string{sysKafka, sysVarve} {
+		if _, ok := find(rs, s, clientKgo, testProduceNoAck, 1); ok {
+			series = append(series, s+" (this run)")
+			systems = append(systems, s)
+		}
+	}
+	if len(systems) == 0 {
+		return nil
+	}
+	paper := []float64{paperKafkaB1, paperKafkaB50, paperKafkaConsume}
+	return &chart{file: "paper_setting", title: "The paper's setting: no acknowledgements, 200-byte messages",
+		ylabel: "messages/s", groups: []string{"produce batch 1", "produce batch 50", "consume"}, series: series,
+		value: func(g, s int) float64 {
+			if s == 0 {
+				return paper[g]
+			}
+			if g == 2 {
+				return rate(rs, systems[s-1], clientKgo, testConsume, cfg.consumeBatch())
+			}
+			return rate(rs, systems[s-1], clientKgo, testProduceNoAck, []int{1, 50}[g])
+		}}
 }
 
 // perfChart compares the two producer clients on the Kafka-protocol

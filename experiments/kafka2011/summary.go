@@ -98,6 +98,14 @@ func writeRatios(b *strings.Builder, rs []result, cfg config) {
 	row(fmt.Sprintf("system / kafka, produce batch %d", hi), "",
 		func(s string) float64 { return prod(s, hi) / prod(sysKafka, hi) })
 	row("system / kafka, consume", "", func(s string) float64 { return cons(s) / cons(sysKafka) })
+	noack := func(s string, batch int) float64 { return rate(rs, s, clientKgo, testProduceNoAck, batch) }
+	row(fmt.Sprintf("produce-noack (paper's setting) batch %d / batch %d", hi, lo), ratioText(paperKafkaB50/paperKafkaB1),
+		func(s string) float64 { return noack(s, hi) / noack(s, lo) })
+	row(fmt.Sprintf("produce-noack batch %d / paper's Kafka", lo), "1.00",
+		func(s string) float64 { return noack(s, lo) / paperKafkaB1 })
+	row(fmt.Sprintf("produce-noack batch %d / paper's Kafka", hi), "1.00",
+		func(s string) float64 { return noack(s, hi) / paperKafkaB50 })
+	row("consume / paper's Kafka", "1.00", func(s string) float64 { return cons(s) / paperKafkaConsume })
 	fmt.Fprintf(b, "\nPaper: Kafka %s msg/s (batch 1), %s (batch 50), %s consuming.\n",
 		group(paperKafkaB1), group(paperKafkaB50), group(paperKafkaConsume))
 }
