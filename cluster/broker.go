@@ -96,7 +96,11 @@ func newServer(cfg *config.Broker, h vnet.Handler) (server, error) {
 		SocketReceiveBufferBytes: cfg.SocketReceiveBufferBytes,
 		MaxConnections:           cfg.MaxConnections,
 	}
-	if cfg.NetworkModel == config.NetworkGoroutine {
+	switch cfg.NetworkModel {
+	case config.NetworkGoroutine:
+		return vnet.NewGoroutineServer(nc, h)
+	case config.NetworkGoroutineInline:
+		nc.InlineHandlers = true
 		return vnet.NewGoroutineServer(nc, h)
 	}
 	return vnet.NewReactor(nc, h)

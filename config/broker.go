@@ -139,7 +139,7 @@ type Broker struct {
 
 	// Varve's own (not Kafka's).
 	MetricsListener string // varve.metrics.listener: HTTP address for Prometheus metrics; empty: off
-	NetworkModel    string // varve.network.model: reactor or goroutine
+	NetworkModel    string // varve.network.model: reactor, goroutine or goroutine-inline
 
 	// Secondary properties, read only to derive the fields above.
 	brokerID                    int
@@ -156,8 +156,9 @@ type Broker struct {
 
 // Network models for varve.network.model.
 const (
-	NetworkReactor   = "reactor"
-	NetworkGoroutine = "goroutine"
+	NetworkReactor         = "reactor"
+	NetworkGoroutine       = "goroutine"
+	NetworkGoroutineInline = "goroutine-inline"
 )
 
 var brokerIndex = sync.OnceValue(func() index[def] {

@@ -188,8 +188,8 @@ var brokerDefs = []def{
 	// Varve's own.
 	{name: "varve.metrics.listener", typ: tString, deflt: "127.0.0.1:7071", varve: true, check: hostPortOrEmpty, field: func(b *Broker) any { return &b.MetricsListener },
 		note: "HTTP address serving Prometheus metrics at /metrics; empty turns it off"},
-	{name: "varve.network.model", typ: tString, deflt: NetworkReactor, varve: true, check: oneOf(NetworkReactor, NetworkGoroutine), field: func(b *Broker) any { return &b.NetworkModel },
-		note: "reactor: Kafka's acceptor, processors and handler pool; goroutine: one goroutine per connection"},
+	{name: "varve.network.model", typ: tString, deflt: NetworkReactor, varve: true, check: oneOf(NetworkReactor, NetworkGoroutine, NetworkGoroutineInline), field: func(b *Broker) any { return &b.NetworkModel },
+		note: "reactor: Kafka's acceptor, processors and handler pool; goroutine: one goroutine per connection, requests handed to the handler pool; goroutine-inline: each request served on its connection's goroutine"},
 }
 
 // compressionTypes are Kafka's BrokerCompressionType names.

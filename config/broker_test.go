@@ -237,7 +237,7 @@ func TestBadValues(t *testing.T) {
 		{"controller.quorum.voters", "1@h:1,1@g:2", "appears twice"},
 		{"controller.quorum.bootstrap.servers", "nohost", "host:port"},
 		{"security.inter.broker.protocol", "TLS", "one of"},
-		{"varve.network.model", "threads", "reactor, goroutine"},
+		{"varve.network.model", "threads", "reactor, goroutine, goroutine-inline"},
 		{"varve.metrics.listener", "7071", "host:port"},
 		{"node.id", "-1", "at least 0"},
 		{"offsets.topic.replication.factor", "40000", "16-bit integer"},

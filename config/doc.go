@@ -234,7 +234,7 @@
 //	transactional.id.expiration.ms                   604800000
 //	unclean.leader.election.enable                   false
 //	varve.metrics.listener                           127.0.0.1:7071               (Varve's own; HTTP address serving Prometheus metrics at /metrics; empty turns it off)
-//	varve.network.model                              reactor                      (Varve's own; reactor: Kafka's acceptor, processors and handler pool; goroutine: one goroutine per connection)
+//	varve.network.model                              reactor                      (Varve's own; reactor: Kafka's acceptor, processors and handler pool; goroutine: one goroutine per connection, requests handed to the handler pool; goroutine-inline: each request served on its connection's goroutine)
 //
 // # Topic properties
 //

@@ -57,6 +57,13 @@ type Config struct {
 	// MaxConnections is Kafka's max.connections: accepted connections above
 	// it are closed at once. Default (0) is unlimited, as Kafka's Int.MaxValue.
 	MaxConnections int
+
+	// InlineHandlers (not a Kafka setting; GoroutineServer only) serves
+	// each request on its connection's goroutine instead of handing it to
+	// the NumIOThreads handlers: two goroutine hand-offs fewer per request,
+	// which is most of the latency of one request at a time; the request
+	// channel's bound (QueuedMaxRequests) then does not apply.
+	InlineHandlers bool
 }
 
 // DefaultConfig returns Kafka's defaults.

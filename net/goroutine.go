@@ -322,7 +322,11 @@ func (gc *gconn) handle(frame []byte) bool {
 		Conn: gc.info, Received: time.Now(),
 	}}
 	s.stats.countRequest(h.Key)
-	if !s.reqs.put(cl, s.forceCh) {
+	if s.cfg.InlineHandlers {
+		// The response arrives on gc.resp (capacity 1) from this very
+		// call, or later from another goroutine; either way it is read below.
+		s.h.Serve(&cl.req, cl.respond)
+	} else if !s.reqs.put(cl, s.forceCh) {
 		return false
 	}
 	select {

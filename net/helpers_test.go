@@ -16,15 +16,32 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// design is one of the two server designs; every server test runs on both.
+// design is one of the server designs; every server test runs on each.
 type design struct {
 	name string
 	new  func(Config, Handler) (Server, error)
+	// inline: requests are served on the connection's goroutine, with no
+	// request channel (and so no queued.max.requests backpressure).
+	inline bool
 }
 
 var designs = []design{
-	{"reactor", func(c Config, h Handler) (Server, error) { return NewReactor(c, h) }},
-	{"goroutine", func(c Config, h Handler) (Server, error) { return NewGoroutineServer(c, h) }},
+	{"reactor", func(c Config, h Handler) (Server, error) { return NewReactor(c, h) }, false},
+	{"goroutine", func(c Config, h Handler) (Server, error) { return NewGoroutineServer(c, h) }, false},
+	{"goroutine-inline", func(c Config, h Handler) (Server, error) {
+		c.InlineHandlers = true
+		return NewGoroutineServer(c, h)
+	}, true},
+}
+
+// forEachPooledDesign runs f as a subtest per design that hands requests
+// to a handler pool through the request channel.
+func forEachPooledDesign(t *testing.T, f func(t *testing.T, d design)) {
+	for _, d := range designs {
+		if !d.inline {
+			t.Run(d.name, func(t *testing.T) { f(t, d) })
+		}
+	}
 }
 
 // forEachDesign runs f as a subtest per design.

@@ -319,7 +319,7 @@ func TestIdleTimeout(t *testing.T) {
 // full the processor stops reading (backpressure). The goroutine design
 // blocks each connection on the channel instead.
 func TestBackpressure(t *testing.T) {
-	forEachDesign(t, func(t *testing.T, d design) {
+	forEachPooledDesign(t, func(t *testing.T, d design) {
 		release := make(chan struct{})
 		var first sync.Once
 		h := HandlerFunc(func(req *Request, respond func(Response)) {

@@ -31,7 +31,12 @@ func main() {
 	flag.Int64Var(&o.syncRecords, "sync-records", 20_000, "records per one-record-per-request case")
 	flag.Int64Var(&o.consumeBytes, "consume-bytes", 2<<30, "bytes in the topic the consume case reads from its start")
 	flag.StringVar(&o.varve, "varve", "", "a built varve binary (default: go build ./cmd/varve)")
+	echoSize := flag.Int("echo-server", 0, "internal: run the ping-pong echo server child")
 	flag.Parse()
+	if *echoSize > 0 {
+		runEchoServer(*echoSize)
+		return
+	}
 	if o.quick {
 		o.records, o.syncRecords, o.consumeBytes = 50_000, 2_000, 64<<20
 	}

@@ -12,7 +12,7 @@ import (
 // The report's files carry every case that ran, and the ping-pong
 // measures something.
 func TestReportFiles(t *testing.T) {
-	r := &report{started: time.Now(), pingPong: 20000}
+	r := &report{started: time.Now(), pingPong: 20000, pingPongProcs: 10000}
 	r.add(row{Case: "produce", Broker: "varve", RecordSize: 100, Acks: "1", Producers: 1, RecsPerSec: 200})
 	r.add(row{Case: "produce", Broker: "kfake", RecordSize: 100, Acks: "1", Producers: 1, RecsPerSec: 100})
 	r.add(row{Case: "sync", Broker: "varve-reactor", RecordSize: 100, Acks: "1", Producers: 1, RecsPerSec: 10000})

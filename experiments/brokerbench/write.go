@@ -64,11 +64,11 @@ func (r *report) summary(o options) string {
 		fmt.Fprintf(&b, "| %d B | %s | %d | %.0f | %.0f | %.2f | %.2f | %.2f |\n", x.RecordSize, x.Acks, x.Producers, x.RecsPerSec, k.RecsPerSec, ratio(x.RecsPerSec, k.RecsPerSec), x.P99ms, x.CPUPerGB)
 	}
 	b.WriteString("\n## One record per request\n\n")
-	fmt.Fprintf(&b, "A bare TCP ping-pong of 100 bytes between two goroutines on loopback: %.0f round trips/s (half: %.0f).\n\n", r.pingPong, r.pingPong/2)
-	b.WriteString("| broker | rec/s | p50 ms | p99 ms | / ping-pong |\n|---|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "A bare TCP ping-pong of 100 bytes on loopback: %.0f round trips/s between two goroutines of one process (as the bench and kfake are), %.0f between two processes (as the bench and `varve server` are).\n\n", r.pingPong, r.pingPongProcs)
+	b.WriteString("| broker | rec/s | p50 ms | p99 ms | / ping-pong, one process | / ping-pong, two processes |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, x := range r.rows {
 		if x.Case == "sync" {
-			fmt.Fprintf(&b, "| %s | %.0f | %.3f | %.3f | %.2f |\n", x.Broker, x.RecsPerSec, x.P50ms, x.P99ms, ratio(x.RecsPerSec, r.pingPong))
+			fmt.Fprintf(&b, "| %s | %.0f | %.3f | %.3f | %.2f | %.2f |\n", x.Broker, x.RecsPerSec, x.P50ms, x.P99ms, ratio(x.RecsPerSec, r.pingPong), ratio(x.RecsPerSec, r.pingPongProcs))
 		}
 	}
 	b.WriteString("\n## Consume from the start of the topic\n\n| broker | rec/s | MB/s | Varve broker CPU s/GB |\n|---|---:|---:|---:|\n")
@@ -84,7 +84,7 @@ func (r *report) summary(o options) string {
 		}
 	}
 	fmt.Fprintf(&b, "\nVarve / kfake consuming: %.2f.\n", ratio(v.RecsPerSec, k.RecsPerSec))
-	b.WriteString("\n## Group commit: log.flush.interval.messages=1, acks=all, 100 B\n\n| producers | rec/s | p50 ms | p99 ms |\n|---:|---:|---:|---:|\n")
+	b.WriteString("\n## Group commit: log.flush.interval.messages=1, acks=all, 100 B, one record per request, one partition\n\n| producers | rec/s | p50 ms | p99 ms |\n|---:|---:|---:|---:|\n")
 	for _, x := range r.rows {
 		if x.Case == "groupcommit" {
 			fmt.Fprintf(&b, "| %d | %.0f | %.3f | %.3f |\n", x.Producers, x.RecsPerSec, x.P50ms, x.P99ms)
