@@ -2,54 +2,13 @@ package main
 
 import (
 	"io"
-	"sync/atomic"
-	"time"
 
-	"github.com/vbauerster/mpb/v8"
-	"github.com/vbauerster/mpb/v8/decor"
+	"github.com/varve/varve/experiments/internal/progress"
 )
 
-// progress shows one bar for the whole experiment, counting runs, with the
-// current run's name and the time elapsed.
-type progress struct {
-	p       *mpb.Progress
-	bar     *mpb.Bar
-	current atomic.Pointer[string]
-}
+// progressBar is the experiment's progress bar (one bar, counting runs).
+type progressBar = progress.Bar
 
-func newProgress(w io.Writer, runs int, enabled bool) *progress {
-	pr := &progress{}
-	pr.stage("starting")
-	if !enabled {
-		return pr
-	}
-	pr.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithRefreshRate(200*time.Millisecond))
-	pr.bar = pr.p.AddBar(int64(runs),
-		mpb.PrependDecorators(
-			decor.Any(func(decor.Statistics) string { return *pr.current.Load() }, decor.WCSyncSpaceR),
-			decor.CountersNoUnit("%d / %d runs", decor.WCSyncSpace)),
-		mpb.AppendDecorators(
-			decor.Percentage(decor.WCSyncSpace),
-			decor.Name("  "),
-			decor.Elapsed(decor.ET_STYLE_MMSS)))
-	return pr
-}
-
-// stage names what is happening now.
-func (pr *progress) stage(s string) { pr.current.Store(&s) }
-
-// done counts one finished run.
-func (pr *progress) done() {
-	if pr.bar != nil {
-		pr.bar.Increment()
-	}
-}
-
-// finish completes the bar and waits for the last render.
-func (pr *progress) finish() {
-	if pr.p == nil {
-		return
-	}
-	pr.bar.SetTotal(-1, true)
-	pr.p.Wait()
+func newProgress(w io.Writer, runs int, enabled bool) *progressBar {
+	return progress.New(w, runs, enabled)
 }

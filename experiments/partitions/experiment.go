@@ -15,7 +15,7 @@ import (
 type experiment struct {
 	cfg      config
 	model    *diskmodel.Calibration
-	progress *progress
+	progress *progressBar
 	results  []result
 	machine  machineInfo
 	started  time.Time
@@ -37,9 +37,9 @@ func run(ctx context.Context, cfg config) (string, error) {
 	plan := e.plan()
 	e.progress = newProgress(os.Stderr, len(plan), !cfg.noProgress)
 	err := e.execute(ctx, plan)
-	e.progress.finish()
+	e.progress.Finish()
 	e.ended = time.Now()
-	e.machine.loadEnd = loadAvg()
+	e.machine.LoadEnd = loadAvg()
 	if err != nil {
 		return "", err
 	}
@@ -52,7 +52,7 @@ func (e *experiment) execute(ctx context.Context, plan []runSpec) error {
 	case e.cfg.calibration != nil:
 		e.model = e.cfg.calibration
 	case !e.cfg.noModel:
-		e.progress.stage("calibrating the disk model")
+		e.progress.Stage("calibrating the disk model")
 		m, err := loadModel(ctx, e.cfg.dir, e.cfg.maxCalAge, e.cfg.quick)
 		if err != nil {
 			return fmt.Errorf("disk model: %w", err)
@@ -63,13 +63,13 @@ func (e *experiment) execute(ctx context.Context, plan []runSpec) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		e.progress.stage(spec.String())
+		e.progress.Stage(spec.String())
 		res, err := e.runOne(ctx, spec)
 		if err != nil {
 			return fmt.Errorf("%s: %w", spec, err)
 		}
 		e.results = append(e.results, e.withModel(res))
-		e.progress.done()
+		e.progress.Done()
 	}
 	return nil
 }

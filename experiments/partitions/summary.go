@@ -33,13 +33,13 @@ func (e *experiment) writeHeader(b *strings.Builder) {
 	m := e.machine
 	fmt.Fprintf(b, "# Partitions experiment, %s\n\n", e.started.Format("2006-01-02"))
 	fmt.Fprintf(b, "%s. Command: `go run ./experiments/partitions %s`\n\n", kind, strings.Join(os.Args[1:], " "))
-	fmt.Fprintf(b, "- Machine: %s, %d CPUs, %s RAM, %s, %s", m.cpuModel, m.cpus, m.memTotal, m.kernel, m.goVersion)
+	fmt.Fprintf(b, "- Machine: %s, %d CPUs, %s RAM, %s, %s", m.CPUModel, m.CPUs, m.MemTotal, m.Kernel, m.GoVersion)
 	if e.model != nil {
 		fmt.Fprintf(b, ", file system %s", e.model.FSType)
 	}
 	lo, hi := e.loadRange()
 	fmt.Fprintf(b, ".\n- Load average (1/5/15 min) at start %s, at end %s; 1-minute load at the start of each run %.2f to %.2f.\n"+
-		"  The machine was shared with other work, so every figure is measured under contention.\n", m.loadStart, m.loadEnd, lo, hi)
+		"  The machine was shared with other work, so every figure is measured under contention.\n", m.LoadStart, m.LoadEnd, lo, hi)
 	fmt.Fprintf(b, "- Each run appends %s in %s batches of records of about %d bytes, round-robin over the partitions (one\n"+
 		"  segment.Log each, segment.bytes %s, segment.index.bytes %s), then flushes every log. %d repetition(s), medians shown.\n"+
 		"  Elapsed %s.\n\n", sizeName(e.cfg.totalBytes), sizeName(int64(e.cfg.batchBytes)), e.cfg.recordBytes,

@@ -46,7 +46,7 @@ func run(ctx context.Context, cfg config) (string, error) {
 	err = e.execute(ctx, dataDir, plan)
 	e.progress.finish()
 	e.ended = time.Now()
-	e.machine.loadEnd = readLoadAvg()
+	e.machine.LoadEnd = readLoadAvg()
 	if err != nil {
 		return "", err
 	}

@@ -38,12 +38,12 @@ func (e *experiment) writeHeader(b *strings.Builder) {
 	m := e.machine
 	fmt.Fprintf(b, "# Read-path experiment, %s\n\n", e.started.Format("2006-01-02"))
 	fmt.Fprintf(b, "%s. Command: `go run ./experiments/readpath %s`\n\n", kind, strings.Join(os.Args[1:], " "))
-	fmt.Fprintf(b, "- Machine: %s, %d CPUs, %s RAM, %s, %s", m.cpuModel, m.cpus, m.memTotal, m.kernel, m.goVersion)
+	fmt.Fprintf(b, "- Machine: %s, %d CPUs, %s RAM, %s, %s", m.CPUModel, m.CPUs, m.MemTotal, m.Kernel, m.GoVersion)
 	if e.model != nil {
 		fmt.Fprintf(b, ", file system %s", e.model.FSType)
 	}
 	fmt.Fprintf(b, ".\n- Load average (1/5/15 min) at start %s, at end %s. The machine was shared with other work\n"+
-		"  during the run, so every figure is measured under contention.\n", m.loadStart, m.loadEnd)
+		"  during the run, so every figure is measured under contention.\n", m.LoadStart, m.LoadEnd)
 	fmt.Fprintf(b, "- Log: %s in segments of %s (written and fsynced in %.1f s). Tail reads: the newest %s, read %d times\n"+
 		"  by the consumers together. Catch-up reads: the whole log, evicted (fdatasync + fadvise DONTNEED) before each run.\n",
 		size(e.cfg.catchupBytes), size(e.cfg.segmentBytes), e.writeSec, size(e.cfg.tailBytes), e.cfg.tailPasses)
