@@ -10,10 +10,13 @@
 //	rabbitmq   RabbitMQ (Debian package rabbitmq-server), a durable
 //	           classic queue, persistent messages, publisher confirms
 //
-// Run it with `go run ./experiments/kafka2011` (-quick for a short run).
-// Missing Debian packages are installed with apt-get (as root). Results go
-// to experiments/kafka2011/results/: kafka2011.csv, one PNG and one SVG per
-// chart, and summary.md.
+// Run it with `go run ./experiments/kafka2011` from the repository root
+// (-quick for a short run; -help for the flags). It needs Go, a JDK 17 or
+// later and Maven; Kafka's jars are resolved once into the user's cache
+// directory. Missing Debian packages are installed with apt-get (as root).
+// Results go to experiments/kafka2011/results/ (-quick: results/quick/):
+// kafka2011.csv (one row per test), one PNG and one SVG per chart, and
+// summary.md; the write-up is papers/kafka2011.md.
 //
 // # The tests
 //

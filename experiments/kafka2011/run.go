@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/varve/varve/benchmarks/kafkabench"
@@ -81,7 +82,7 @@ func perfTest(k *kafkaProto, e *env, b int) testCase {
 				return result{}, err
 			}
 			argv := perfArgs(e.libs, k.addr, topic, e.cfg.records, b)
-			s, err := runPerf(ctx, e, argv, filepath.Join(e.tmp, e.phase+".log"), e.cfg.records)
+			s, err := runPerf(ctx, e, argv, filepath.Join(e.tmp, strings.ReplaceAll(e.phase, " ", "-")+".log"), e.cfg.records)
 			return perfResult(s, b), err
 		}}
 }
