@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/varve/varve/internal/invariants"
 	"github.com/varve/varve/pagecache"
 )
 
@@ -270,6 +271,9 @@ func (l *Log) appendLocked(b []byte, info AppendInfo) error {
 		}
 		next = h.NextOffset()
 		p += int(h.Size())
+	}
+	if invariants.Enabled {
+		checkAppend(s, l.end.Load(), info.FirstOffset, next, pos+int64(len(b)))
 	}
 	s.size.Store(pos + int64(len(b)))
 	s.next.Store(next)

@@ -1,0 +1,6 @@
+//go:build invariants || race
+
+package invariants
+
+// Enabled: this build checks invariants.
+const Enabled = true
