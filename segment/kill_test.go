@@ -3,7 +3,9 @@ package segment_test
 import (
 	"bufio"
 	"bytes"
+	"flag"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -36,6 +38,12 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(producerKillChildEnv); dir != "" {
 		producerKillChild(dir)
 		return
+	}
+	// Recovery reports every reopened log at INFO or WARN; the crash tests
+	// reopen hundreds, so their reports go nowhere unless -v asks.
+	flag.Parse()
+	if !testing.Verbose() {
+		slog.SetDefault(slog.New(slog.DiscardHandler))
 	}
 	os.Exit(m.Run())
 }
