@@ -60,7 +60,7 @@ func run(ctx context.Context, cfg config) (err error) {
 			os.RemoveAll(filepath.Join(tmp, name))
 		}
 	}
-	m.loadEnd = readLoadAvg()
+	m.LoadEnd = readLoadAvg()
 	if ctx.Err() != nil {
 		return ctx.Err() // interrupted: keep the committed results as they were
 	}

@@ -1,38 +1,25 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"os"
-	"runtime"
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/varve/varve/experiments/internal/machine"
 )
 
-// machineInfo describes where and when the figures were measured.
+// machineInfo describes where and when the figures were measured: the
+// machine description every experiment shares, plus the date, the disk
+// and the Java the peers ran on.
 type machineInfo struct {
-	date      time.Time
-	cpuModel  string
-	cpus      int
-	memTotal  string
-	kernel    string
-	disk      string // file system and device of the data directories
-	java      string
-	goVersion string
-	loadStart string
-	loadEnd   string
+	machine.Info
+	date time.Time
+	disk string // file system and device of the data directories
+	java string
 }
 
 func readMachine(ctx context.Context, tmp string) machineInfo {
-	m := machineInfo{date: time.Now().UTC(), cpus: runtime.NumCPU(), goVersion: runtime.Version(), loadStart: readLoadAvg()}
-	m.cpuModel = procField("/proc/cpuinfo", "model name")
-	m.memTotal = procField("/proc/meminfo", "MemTotal")
-	var u unix.Utsname
-	if unix.Uname(&u) == nil {
-		m.kernel = unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
-	}
+	m := machineInfo{Info: machine.Read(), date: time.Now().UTC()}
 	if out, err := runTool(ctx, 10*time.Second, nil, "df", "-hT", tmp); err == nil {
 		m.disk = lastLine(string(out))
 	}
@@ -42,35 +29,8 @@ func readMachine(ctx context.Context, tmp string) machineInfo {
 	return m
 }
 
-// procField returns the value of the first "key: value" line naming key.
-func procField(path, key string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return "unknown"
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if ok && strings.TrimSpace(k) == key {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown"
-}
-
 // readLoadAvg returns the 1, 5 and 15 minute load averages.
-func readLoadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
-}
+func readLoadAvg() string { return machine.LoadAvg() }
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")

@@ -49,9 +49,9 @@ func cmdFlags(cfg config) string {
 
 func writeMachine(b *strings.Builder, m machineInfo) {
 	fmt.Fprintf(b, "| machine | |\n|---|---|\n")
-	fmt.Fprintf(b, "| CPU | %d × %s |\n| memory | %s |\n| kernel | %s |\n", m.cpus, m.cpuModel, m.memTotal, m.kernel)
-	fmt.Fprintf(b, "| data file system (df -hT) | %s |\n| Java | %s |\n| Go | %s |\n", m.disk, m.java, m.goVersion)
-	fmt.Fprintf(b, "| load average (1, 5, 15 min) | start %s, end %s |\n", m.loadStart, m.loadEnd)
+	fmt.Fprintf(b, "| CPU | %d × %s |\n| memory | %s |\n| kernel | %s |\n", m.CPUs, m.CPUModel, m.MemTotal, m.Kernel)
+	fmt.Fprintf(b, "| data file system (df -hT) | %s |\n| Java | %s |\n| Go | %s |\n", m.disk, m.java, m.GoVersion)
+	fmt.Fprintf(b, "| load average (1, 5, 15 min) | start %s, end %s |\n", m.LoadStart, m.LoadEnd)
 	fmt.Fprintf(b, "\nThe machine was shared with other work while this ran: rates move with the load; "+
 		"broker CPU per message moves far less.\n")
 }
