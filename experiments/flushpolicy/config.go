@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/varve/varve/experiments/diskmodel"
+	"github.com/varve/varve/experiments/internal/flagval"
 )
 
 // config is everything a run depends on; flags fill it.
@@ -143,26 +143,6 @@ func (c *config) validate() error {
 	return nil
 }
 
-// parseSize reads "4GiB", "64MiB", "512KiB", "1e6" or plain bytes.
-func parseSize(s string) (int64, error) {
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}}
-	num, mult := s, int64(1)
-	for _, u := range units {
-		if n, ok := strings.CutSuffix(s, u.suffix); ok {
-			num, mult = n, u.mult
-			break
-		}
-	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-	if err != nil || v <= 0 {
-		return 0, fmt.Errorf("bad size %q", s)
-	}
-	return int64(v * float64(mult)), nil
-}
-
 func parseSizes(s string) ([]int, error) {
 	var out []int
 	for _, f := range splitList(s) {
@@ -187,12 +167,13 @@ func parseInts(s string) ([]int, error) {
 	return out, nil
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
+// parseSize is a size flag's value; zero is refused.
+func parseSize(s string) (int64, error) {
+	v, err := flagval.Size(s)
+	if err == nil && v == 0 {
+		return 0, fmt.Errorf("bad size %q", s)
 	}
-	return out
+	return v, err
 }
+
+func splitList(s string) []string { return flagval.List(s) }

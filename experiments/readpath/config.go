@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/varve/varve/experiments/internal/flagval"
 )
 
 // Path names: the read paths compared, in the order runs and plots use.
@@ -152,28 +154,6 @@ func (c *config) validate() error {
 	return nil
 }
 
-// parseSize reads "4GiB", "64MiB", "512KiB", "1e6" or plain bytes.
-func parseSize(s string) (int64, error) {
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}}
-	for _, u := range units {
-		if num, ok := strings.CutSuffix(s, u.suffix); ok {
-			v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-			if err != nil || v < 0 {
-				return 0, fmt.Errorf("bad size %q", s)
-			}
-			return int64(v * float64(u.mult)), nil
-		}
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("bad size %q", s)
-	}
-	return int64(v), nil
-}
-
 func parseInts(s string) ([]int, error) {
 	var out []int
 	for _, f := range splitList(s) {
@@ -186,16 +166,6 @@ func parseInts(s string) ([]int, error) {
 	return out, nil
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -204,3 +174,7 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+func parseSize(s string) (int64, error) { return flagval.Size(s) }
+
+func splitList(s string) []string { return flagval.List(s) }
