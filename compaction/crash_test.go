@@ -2,7 +2,6 @@ package compaction_test
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,7 +75,7 @@ func writeCrashLog(t *testing.T, dir string, segmentBytes int64) {
 // snapshotRecords reads a copy of the log.
 func snapshotRecords(t *testing.T, seed string, segmentBytes int64) []stored {
 	dir := filepath.Join(t.TempDir(), "copy-0")
-	copyDir(t, seed, dir)
+	segmenttest.CopyDir(t, seed, dir)
 	l := openLog(t, dir, segment.Config{SegmentBytes: segmentBytes})
 	defer l.Close()
 	return readAll(t, l)
@@ -88,7 +87,7 @@ func snapshotRecords(t *testing.T, seed string, segmentBytes int64) []stored {
 // of operations the pass made.
 func cleanCopy(t *testing.T, seed string, segmentBytes int64, failAfter int) ([]stored, int, compaction.Stats) {
 	dir := filepath.Join(t.TempDir(), "crash-0")
-	copyDir(t, seed, dir)
+	segmenttest.CopyDir(t, seed, dir)
 	fs := segmenttest.NewFaultFS()
 	l := openLog(t, dir, segment.Config{SegmentBytes: segmentBytes, FS: fs, FileDeleteDelay: time.Millisecond})
 	before := len(fs.Ops())
@@ -188,30 +187,3 @@ func filesWithSuffix(t *testing.T, dir, suffix string) []string {
 	return out
 }
 
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		in, err := os.Open(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := os.Create(filepath.Join(dst, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			t.Fatal(err)
-		}
-		in.Close()
-		if err := out.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-}

@@ -3,7 +3,6 @@ package segment_test
 import (
 	"bytes"
 	"encoding/binary"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -49,32 +48,11 @@ func buildCrashedLog(t *testing.T, dir string, n int) [][]byte {
 	return want
 }
 
-// copyDir copies the regular files of src into a new temp dir.
+// copyDir copies a crashed log into a new temp dir of the same name.
 func copyDir(t *testing.T, src string) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), filepath.Base(src))
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		in, err := os.Open(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := os.Create(filepath.Join(dst, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			t.Fatal(err)
-		}
-		in.Close()
-		out.Close()
-	}
+	segmenttest.CopyDir(t, src, dst)
 	return dst
 }
 

@@ -3,6 +3,8 @@ package segmenttest
 import (
 	"encoding/binary"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/varve/varve/segment"
@@ -67,4 +69,30 @@ func Batches(tb testing.TB, buf []byte) [][]byte {
 		p += n
 	}
 	return out
+}
+
+// CopyDir copies the regular files of src into dst (created if needed):
+// a crashed log's directory, copied so that each case of a test can
+// damage and reopen its own.
+func CopyDir(tb testing.TB, src, dst string) {
+	tb.Helper()
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
 }
