@@ -186,4 +186,3 @@ func filesWithSuffix(t *testing.T, dir, suffix string) []string {
 	}
 	return out
 }
-
