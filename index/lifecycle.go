@@ -146,3 +146,23 @@ func (ix *mappedIndex) unmapAndClose() error {
 	}
 	return nil
 }
+
+// offsetColumn reads the entries' offsets (relative in the file, absolute
+// here), the key both indexes truncate by.
+func (ix *mappedIndex) offsetColumn(mm []byte) keyColumn {
+	return keyColumn{buf: mm, stride: ix.entrySize, off: ix.offsetField, base: ix.baseOffset}
+}
+
+// TruncateTo removes every entry with an offset >= offset. Truncating to an
+// offset above the last entry has no effect (Kafka: OffsetIndex.truncateTo,
+// TimeIndex.truncateTo). It does not resize the file.
+func (ix *mappedIndex) TruncateTo(offset int64) error {
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
+	if err := ix.writable("truncate"); err != nil {
+		return err
+	}
+	mm, n := ix.view()
+	ix.setEntries(ceilSlot(ix.offsetColumn(mm), n, offset))
+	return nil
+}

@@ -19,9 +19,10 @@ const DefaultMaxIndexSize = 10 << 20
 // AbstractIndex): the file, its mapping, the published entry count and the
 // lifecycle. OffsetIndex and TimeIndex embed it.
 type mappedIndex struct {
-	kind       string // "offset index" or "time index", for messages
-	entrySize  int
-	baseOffset int64
+	kind        string // "offset index" or "time index", for messages
+	entrySize   int
+	offsetField int // byte position of the relative offset inside an entry
+	baseOffset  int64
 
 	// entries is the published entry count: bytes [0, entries*entrySize) of
 	// the mapping hold complete entries. Stored after the bytes are written.
@@ -48,7 +49,8 @@ type mappedIndex struct {
 
 // open opens or creates the file at path and maps it. See doc.go, "Size of the
 // file", for what happens to an existing file.
-func (ix *mappedIndex) open(path string, baseOffset int64, maxIndexSize, entrySize int, kind string) (err error) {
+func (ix *mappedIndex) open(path string, baseOffset int64, maxIndexSize, entrySize, offsetField int, kind string) (err error) {
+	ix.offsetField = offsetField
 	ix.kind, ix.entrySize, ix.baseOffset = kind, entrySize, baseOffset
 	ix.maxIndexSize = maxIndexSize
 	ix.mu.path = path

@@ -31,7 +31,7 @@ type OffsetIndex struct {
 // SanityCheck to find out whether it can be trusted.
 func OpenOffsetIndex(path string, baseOffset int64, maxIndexSize int) (*OffsetIndex, error) {
 	ix := &OffsetIndex{}
-	if err := ix.open(path, baseOffset, maxIndexSize, OffsetEntrySize, "offset index"); err != nil {
+	if err := ix.open(path, baseOffset, maxIndexSize, OffsetEntrySize, 0, "offset index"); err != nil {
 		return nil, err
 	}
 	return ix, nil
@@ -149,20 +149,6 @@ func (ix *OffsetIndex) LastOffset() int64 {
 // IsFull reports whether no slot is left (Kafka: entries >= maxEntries).
 func (ix *OffsetIndex) IsFull() bool { return ix.entries.Load() >= ix.capacity.Load() }
 
-// TruncateTo removes every entry with an offset >= offset. Truncating to an
-// offset above the last entry has no effect (Kafka: OffsetIndex.truncateTo).
-// It does not resize the file.
-func (ix *OffsetIndex) TruncateTo(offset int64) error {
-	ix.wmu.Lock()
-	defer ix.wmu.Unlock()
-	if err := ix.writable("truncate"); err != nil {
-		return err
-	}
-	mm, n := ix.view()
-	ix.setEntries(ceilSlot(ix.offsets(mm), n, offset))
-	return nil
-}
-
 // SanityCheck verifies the whole index against a .log file of logSize bytes:
 // the file size found at open is a multiple of OffsetEntrySize; offsets are
 // >= BaseOffset() and strictly increasing; positions are >= 0, strictly
@@ -221,9 +207,7 @@ func (ix *OffsetIndex) entryAt(mm []byte, i int) OffsetPosition {
 	}
 }
 
-func (ix *OffsetIndex) offsets(mm []byte) keyColumn {
-	return keyColumn{buf: mm, stride: OffsetEntrySize, base: ix.baseOffset}
-}
+func (ix *OffsetIndex) offsets(mm []byte) keyColumn { return ix.offsetColumn(mm) }
 
 func (ix *OffsetIndex) positions(mm []byte) keyColumn {
 	return keyColumn{buf: mm, stride: OffsetEntrySize, off: 4}

@@ -36,7 +36,7 @@ type TimeIndex struct {
 // to find out whether it can be trusted.
 func OpenTimeIndex(path string, baseOffset int64, maxIndexSize int) (*TimeIndex, error) {
 	ix := &TimeIndex{}
-	if err := ix.open(path, baseOffset, maxIndexSize, TimeEntrySize, "time index"); err != nil {
+	if err := ix.open(path, baseOffset, maxIndexSize, TimeEntrySize, 8, "time index"); err != nil {
 		return nil, err
 	}
 	return ix, nil
@@ -140,20 +140,6 @@ func (ix *TimeIndex) LastEntry() TimestampOffset {
 // (Kafka: entries >= maxEntries - 1).
 func (ix *TimeIndex) IsFull() bool { return ix.entries.Load() >= ix.capacity.Load()-1 }
 
-// TruncateTo removes every entry with an offset >= offset. Truncating to an
-// offset above the last entry has no effect (Kafka: TimeIndex.truncateTo).
-// It does not resize the file.
-func (ix *TimeIndex) TruncateTo(offset int64) error {
-	ix.wmu.Lock()
-	defer ix.wmu.Unlock()
-	if err := ix.writable("truncate"); err != nil {
-		return err
-	}
-	mm, n := ix.view()
-	ix.setEntries(ceilSlot(ix.offsets(mm), n, offset))
-	return nil
-}
-
 // SanityCheck verifies the whole index against a log whose last offset is
 // lastOffsetInLog: the file size found at open is a multiple of
 // TimeEntrySize; timestamps are strictly increasing; offsets are
@@ -225,6 +211,4 @@ func (ix *TimeIndex) timestamps(mm []byte) keyColumn {
 	return keyColumn{buf: mm, stride: TimeEntrySize, wide: true}
 }
 
-func (ix *TimeIndex) offsets(mm []byte) keyColumn {
-	return keyColumn{buf: mm, stride: TimeEntrySize, off: 8, base: ix.baseOffset}
-}
+func (ix *TimeIndex) offsets(mm []byte) keyColumn { return ix.offsetColumn(mm) }
