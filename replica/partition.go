@@ -59,16 +59,7 @@ func (p *Partition) LeaderEpoch() int32 { return p.leaderEpoch.Load() }
 // Each batch is stamped with the leader epoch, as Kafka's leader does
 // (the CRC does not cover it).
 func (p *Partition) AppendAsLeader(records []byte) (segment.AppendInfo, error) {
-	epoch := p.leaderEpoch.Load()
-	for off := 0; off < len(records); {
-		_, n, err := segment.NextBatch(records[off:], len(records)-off)
-		if err != nil {
-			break // Append reports it
-		}
-		segment.SetPartitionLeaderEpoch(records[off:off+n], epoch)
-		off += n
-	}
-	info, err := p.Log.Append(records)
+	info, err := p.Log.AppendWithEpoch(records, p.leaderEpoch.Load())
 	if err != nil {
 		return info, err
 	}

@@ -143,7 +143,16 @@ func (l *Log) fail(err error) error {
 // AppendInfo.Duplicate set and writes nothing; an older epoch or a
 // sequence that does not follow rejects the whole append
 // (ErrInvalidProducerEpoch, ErrOutOfOrderSequence).
-func (l *Log) Append(b []byte) (AppendInfo, error) {
+func (l *Log) Append(b []byte) (AppendInfo, error) { return l.appendLeader(b, false, 0) }
+
+// AppendWithEpoch is Append for a partition leader: each batch is also
+// stamped with the leader's epoch (bytes 12-15, outside the CRC), as
+// Kafka's leader does while it assigns offsets.
+func (l *Log) AppendWithEpoch(b []byte, leaderEpoch int32) (AppendInfo, error) {
+	return l.appendLeader(b, true, leaderEpoch)
+}
+
+func (l *Log) appendLeader(b []byte, stamp bool, epoch int32) (AppendInfo, error) {
 	info, err := l.validate(b, ValidateClientBatch)
 	if err != nil {
 		return info, err
@@ -162,6 +171,9 @@ func (l *Log) Append(b []byte) (AppendInfo, error) {
 	for p := 0; p < len(b); {
 		h, _ := ParseHeader(b[p:])
 		SetBaseOffset(b[p:], next)
+		if stamp {
+			SetPartitionLeaderEpoch(b[p:], epoch)
+		}
 		next += int64(h.LastOffsetDelta) + 1
 		p += int(h.Size())
 	}

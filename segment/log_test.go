@@ -539,3 +539,26 @@ func TestFlushMsCadence(t *testing.T) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+// Kafka: the leader stamps its epoch on every batch it appends; a plain
+// Append leaves the producer's value.
+func TestAppendWithEpochStampsTheLeaderEpoch(t *testing.T) {
+	l := open(t, t.TempDir(), segment.Config{})
+	defer l.Close()
+	two := append(segmenttest.Batch(t, 2, 10, 1, 0), segmenttest.Batch(t, 1, 10, 2, 0)...)
+	if _, err := l.AppendWithEpoch(two, 7); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(segmenttest.Batch(t, 1, 10, 3, 0)); err != nil {
+		t.Fatal(err)
+	}
+	buf, _ := l.ReadBytes(0, 1<<20)
+	var epochs []int32
+	for _, b := range segmenttest.Batches(t, buf) {
+		h, _ := segment.ParseHeader(b)
+		epochs = append(epochs, h.PartitionLeaderEpoch)
+	}
+	if len(epochs) != 3 || epochs[0] != 7 || epochs[1] != 7 || epochs[2] == 7 {
+		t.Fatalf("leader epochs %v, want [7 7 <producer's>]", epochs)
+	}
+}
