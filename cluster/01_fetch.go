@@ -61,7 +61,7 @@ func serveFetch(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vnet
 	// sleep through it.
 	wake := fetchWaits(topics)
 	bytes, failed := b.readFetch(topics, req.MaxBytes)
-	if req.MaxWaitMillis <= 0 || bytes >= int64(req.MinBytes) || failed || bytes > 0 && req.MinBytes <= 0 {
+	if req.MaxWaitMillis <= 0 || bytes >= int64(req.MinBytes) || failed {
 		respond(b.fetchResponse(r.Version, topics))
 		return nil
 	}
@@ -179,10 +179,8 @@ func (b *Broker) delayedFetch(version int16, req *kmsg.FetchRequest, topics []fe
 }
 
 func (b *Broker) fetchResponse(version int16, topics []fetchTopic) vnet.Response {
-	var out int64
 	for _, t := range topics {
 		for _, fp := range t.parts {
-			out += fp.records.Len
 			if fp.records.Len > 0 {
 				b.metrics.fetched(t.name, fp.records.Len)
 			}
