@@ -84,3 +84,28 @@ func parseKV(flag, s string) (string, string, error) {
 	}
 	return k, v, nil
 }
+
+// adminFlags are the flags of the admin commands (topic, group): the
+// client's, and how long a command may take.
+type adminFlags struct {
+	clientFlags
+	timeout time.Duration
+}
+
+// addAdminFlags adds them to a command and its subcommands.
+func addAdminFlags(cmd *cobra.Command, f *adminFlags) {
+	addPersistentClientFlags(cmd, &f.clientFlags)
+	cmd.PersistentFlags().DurationVar(&f.timeout, "timeout", 30*time.Second, "give up after this long")
+}
+
+// session opens an admin client for one command, with the command's
+// context bounded by --timeout; done releases both.
+func (f *adminFlags) session(cmd *cobra.Command) (context.Context, *kadm.Client, func(), error) {
+	ctx, cancel := commandContext(cmd, f.timeout)
+	adm, cl, err := f.admin()
+	if err != nil {
+		cancel()
+		return nil, nil, nil, err
+	}
+	return ctx, adm, func() { cl.Close(); cancel() }, nil
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -13,27 +12,20 @@ import (
 // varve group list|describe|delete|reset-offsets: Kafka's
 // kafka-consumer-groups over kadm, for any Kafka-protocol broker.
 
-// groupFlags are shared by the group subcommands.
-type groupFlags struct {
-	clientFlags
-	timeout time.Duration
-}
-
 func init() { rootCmd.AddCommand(newGroupCmd()) }
 
 func newGroupCmd() *cobra.Command {
-	var f groupFlags
+	var f adminFlags
 	cmd := &cobra.Command{
 		Use:   "group",
 		Short: "List, describe (with lag), delete consumer groups and reset their offsets",
 	}
-	addPersistentClientFlags(cmd, &f.clientFlags)
-	cmd.PersistentFlags().DurationVar(&f.timeout, "timeout", 30*time.Second, "give up after this long")
+	addAdminFlags(cmd, &f)
 	cmd.AddCommand(newGroupListCmd(&f), newGroupDescribeCmd(&f), newGroupDeleteCmd(&f), newGroupResetCmd(&f))
 	return cmd
 }
 
-func newGroupListCmd(f *groupFlags) *cobra.Command {
+func newGroupListCmd(f *adminFlags) *cobra.Command {
 	var states []string
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -47,14 +39,12 @@ func newGroupListCmd(f *groupFlags) *cobra.Command {
 	return cmd
 }
 
-func runGroupList(cmd *cobra.Command, f *groupFlags, states []string) error {
-	ctx, cancel := commandContext(cmd, f.timeout)
-	defer cancel()
-	adm, cl, err := f.admin()
+func runGroupList(cmd *cobra.Command, f *adminFlags, states []string) error {
+	ctx, adm, done, err := f.session(cmd)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
+	defer done()
 	groups, err := adm.ListGroups(ctx, states...)
 	if err != nil {
 		return fmt.Errorf("list groups: %w", err)
@@ -67,7 +57,7 @@ func runGroupList(cmd *cobra.Command, f *groupFlags, states []string) error {
 	return w.Flush()
 }
 
-func newGroupDeleteCmd(f *groupFlags) *cobra.Command {
+func newGroupDeleteCmd(f *adminFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "delete GROUP...",
 		Short: "Delete groups and their committed offsets (DeleteGroups; only groups without members)",
@@ -78,14 +68,12 @@ func newGroupDeleteCmd(f *groupFlags) *cobra.Command {
 	}
 }
 
-func runGroupDelete(cmd *cobra.Command, f *groupFlags, groups []string) error {
-	ctx, cancel := commandContext(cmd, f.timeout)
-	defer cancel()
-	adm, cl, err := f.admin()
+func runGroupDelete(cmd *cobra.Command, f *adminFlags, groups []string) error {
+	ctx, adm, done, err := f.session(cmd)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
+	defer done()
 	resps, err := adm.DeleteGroups(ctx, groups...)
 	if err != nil {
 		return fmt.Errorf("delete groups: %w", err)

@@ -21,7 +21,7 @@ type groupDescribeOptions struct {
 	state   bool
 }
 
-func newGroupDescribeCmd(f *groupFlags) *cobra.Command {
+func newGroupDescribeCmd(f *adminFlags) *cobra.Command {
 	var o groupDescribeOptions
 	cmd := &cobra.Command{
 		Use:   "describe GROUP...",
@@ -36,14 +36,12 @@ func newGroupDescribeCmd(f *groupFlags) *cobra.Command {
 	return cmd
 }
 
-func runGroupDescribe(cmd *cobra.Command, f *groupFlags, o groupDescribeOptions, groups []string) error {
-	ctx, cancel := commandContext(cmd, f.timeout)
-	defer cancel()
-	adm, cl, err := f.admin()
+func runGroupDescribe(cmd *cobra.Command, f *adminFlags, o groupDescribeOptions, groups []string) error {
+	ctx, adm, done, err := f.session(cmd)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
+	defer done()
 	lags, err := adm.Lag(ctx, groups...)
 	if err != nil {
 		return fmt.Errorf("describe groups: %w", err)

@@ -33,7 +33,7 @@ type groupResetOptions struct {
 	dryRun    bool
 }
 
-func newGroupResetCmd(f *groupFlags) *cobra.Command {
+func newGroupResetCmd(f *adminFlags) *cobra.Command {
 	var o groupResetOptions
 	cmd := &cobra.Command{
 		Use:   "reset-offsets GROUP (--topic T[:P,...]... | --all-topics) (--to-earliest | --to-latest | --to-offset N | --to-datetime T) [--execute]",
@@ -82,14 +82,12 @@ func (o *groupResetOptions) validate(cmd *cobra.Command) error {
 	return nil
 }
 
-func runGroupReset(cmd *cobra.Command, f *groupFlags, o groupResetOptions, groupID string) error {
-	ctx, cancel := commandContext(cmd, f.timeout)
-	defer cancel()
-	adm, cl, err := f.admin()
+func runGroupReset(cmd *cobra.Command, f *adminFlags, o groupResetOptions, groupID string) error {
+	ctx, adm, done, err := f.session(cmd)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
+	defer done()
 	if err := requireInactive(ctx, adm, groupID); err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -15,22 +14,15 @@ import (
 // varve topic create|list|describe|delete|alter-config: Kafka's
 // kafka-topics and kafka-configs (topic entity) over kadm.
 
-// topicFlags are shared by the topic subcommands.
-type topicFlags struct {
-	clientFlags
-	timeout time.Duration
-}
-
 func init() { rootCmd.AddCommand(newTopicCmd()) }
 
 func newTopicCmd() *cobra.Command {
-	var f topicFlags
+	var f adminFlags
 	cmd := &cobra.Command{
 		Use:   "topic",
 		Short: "Create, list, describe, delete topics and alter their configs (any Kafka-protocol broker)",
 	}
-	addPersistentClientFlags(cmd, &f.clientFlags)
-	cmd.PersistentFlags().DurationVar(&f.timeout, "timeout", 30*time.Second, "give up after this long")
+	addAdminFlags(cmd, &f)
 	cmd.AddCommand(newTopicCreateCmd(&f), newTopicListCmd(&f), newTopicDescribeCmd(&f),
 		newTopicDeleteCmd(&f), newTopicAlterConfigCmd(&f))
 	return cmd
@@ -44,7 +36,7 @@ type topicCreateOptions struct {
 	ifNotExists bool
 }
 
-func newTopicCreateCmd(f *topicFlags) *cobra.Command {
+func newTopicCreateCmd(f *adminFlags) *cobra.Command {
 	var o topicCreateOptions
 	cmd := &cobra.Command{
 		Use:   "create TOPIC...",
@@ -65,7 +57,7 @@ and topic-level configs given as --config key=value, repeated.`,
 	return cmd
 }
 
-func runTopicCreate(cmd *cobra.Command, f *topicFlags, o topicCreateOptions, topics []string) error {
+func runTopicCreate(cmd *cobra.Command, f *adminFlags, o topicCreateOptions, topics []string) error {
 	configs := map[string]*string{}
 	for _, c := range o.configs {
 		k, v, err := parseKV("config", c)
@@ -74,13 +66,11 @@ func runTopicCreate(cmd *cobra.Command, f *topicFlags, o topicCreateOptions, top
 		}
 		configs[k] = &v
 	}
-	ctx, cancel := commandContext(cmd, f.timeout)
-	defer cancel()
-	adm, cl, err := f.admin()
+	ctx, adm, done, err := f.session(cmd)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
+	defer done()
 	resps, err := adm.CreateTopics(ctx, o.partitions, o.replication, configs, topics...)
 	if err != nil {
 		return fmt.Errorf("create topics: %w", err)
@@ -107,7 +97,7 @@ func detail(msg string) string {
 	return ": " + msg
 }
 
-func newTopicListCmd(f *topicFlags) *cobra.Command {
+func newTopicListCmd(f *adminFlags) *cobra.Command {
 	var excludeInternal bool
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -121,14 +111,12 @@ func newTopicListCmd(f *topicFlags) *cobra.Command {
 	return cmd
 }
 
-func runTopicList(cmd *cobra.Command, f *topicFlags, excludeInternal bool) error {
-	ctx, cancel := commandContext(cmd, f.timeout)
-	defer cancel()
-	adm, cl, err := f.admin()
+func runTopicList(cmd *cobra.Command, f *adminFlags, excludeInternal bool) error {
+	ctx, adm, done, err := f.session(cmd)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
+	defer done()
 	details, err := adm.ListTopicsWithInternal(ctx)
 	if err != nil {
 		return fmt.Errorf("list topics: %w", err)
@@ -152,7 +140,7 @@ func printTopicNames(w io.Writer, details kadm.TopicDetails, excludeInternal boo
 	return nil
 }
 
-func newTopicDeleteCmd(f *topicFlags) *cobra.Command {
+func newTopicDeleteCmd(f *adminFlags) *cobra.Command {
 	var ifExists bool
 	cmd := &cobra.Command{
 		Use:   "delete TOPIC...",
@@ -166,14 +154,12 @@ func newTopicDeleteCmd(f *topicFlags) *cobra.Command {
 	return cmd
 }
 
-func runTopicDelete(cmd *cobra.Command, f *topicFlags, ifExists bool, topics []string) error {
-	ctx, cancel := commandContext(cmd, f.timeout)
-	defer cancel()
-	adm, cl, err := f.admin()
+func runTopicDelete(cmd *cobra.Command, f *adminFlags, ifExists bool, topics []string) error {
+	ctx, adm, done, err := f.session(cmd)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
+	defer done()
 	resps, err := adm.DeleteTopics(ctx, topics...)
 	if err != nil {
 		return fmt.Errorf("delete topics: %w", err)

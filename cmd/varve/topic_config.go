@@ -18,7 +18,7 @@ type alterConfigOptions struct {
 	del []string
 }
 
-func newTopicAlterConfigCmd(f *topicFlags) *cobra.Command {
+func newTopicAlterConfigCmd(f *adminFlags) *cobra.Command {
 	var o alterConfigOptions
 	cmd := &cobra.Command{
 		Use:   "alter-config TOPIC... (--set key=value | --delete key)...",
@@ -53,18 +53,16 @@ func (o alterConfigOptions) alterations() ([]kadm.AlterConfig, error) {
 	return acs, nil
 }
 
-func runTopicAlterConfig(cmd *cobra.Command, f *topicFlags, o alterConfigOptions, topics []string) error {
+func runTopicAlterConfig(cmd *cobra.Command, f *adminFlags, o alterConfigOptions, topics []string) error {
 	acs, err := o.alterations()
 	if err != nil {
 		return err
 	}
-	ctx, cancel := commandContext(cmd, f.timeout)
-	defer cancel()
-	adm, cl, err := f.admin()
+	ctx, adm, done, err := f.session(cmd)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
+	defer done()
 	resps, err := adm.AlterTopicConfigs(ctx, acs, topics...)
 	if err != nil {
 		return fmt.Errorf("alter configs: %w", err)

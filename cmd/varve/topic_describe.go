@@ -21,7 +21,7 @@ import (
 // and latest offsets (ListOffsets). Configs are the topic's overrides
 // (source DYNAMIC_TOPIC_CONFIG), or every config with --all.
 
-func newTopicDescribeCmd(f *topicFlags) *cobra.Command {
+func newTopicDescribeCmd(f *adminFlags) *cobra.Command {
 	var all bool
 	cmd := &cobra.Command{
 		Use:   "describe [TOPIC...]",
@@ -42,14 +42,12 @@ type topicView struct {
 	ends    kadm.ListedOffsets
 }
 
-func runTopicDescribe(cmd *cobra.Command, f *topicFlags, all bool, topics []string) error {
-	ctx, cancel := commandContext(cmd, f.timeout)
-	defer cancel()
-	adm, cl, err := f.admin()
+func runTopicDescribe(cmd *cobra.Command, f *adminFlags, all bool, topics []string) error {
+	ctx, adm, done, err := f.session(cmd)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
+	defer done()
 	details, err := adm.ListTopics(ctx, topics...)
 	if err != nil {
 		return fmt.Errorf("describe topics: %w", err)
