@@ -26,7 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	vnet "github.com/varve/varve/net"
-	"github.com/varve/varve/segment"
+	"github.com/varve/varve/record"
 )
 
 func init() {
@@ -81,7 +81,7 @@ func (b *Broker) producePartition(version, acks int16, topic string, rp kmsg.Pro
 		sp.ErrorCode = errorCode(err)
 		return sp
 	}
-	if tc.MessageTimestampType() == segment.TimestampLogAppendTime {
+	if tc.MessageTimestampType() == record.TimestampLogAppendTime {
 		now := time.Now().UnixMilli()
 		stampLogAppendTime(records, now)
 		sp.LogAppendTime = now
@@ -111,7 +111,7 @@ func produceRecords(version int16, records []byte) ([]byte, error) {
 		if version >= 3 {
 			return nil, kerr.UnsupportedForMessageFormat
 		}
-		return segment.UpConvertLegacy(records)
+		return record.UpConvertLegacy(records)
 	}
 	if version < 3 {
 		return nil, kerr.UnsupportedForMessageFormat
@@ -123,11 +123,11 @@ func produceRecords(version int16, records []byte) ([]byte, error) {
 // and its max timestamp to now (recomputing the CRC).
 func stampLogAppendTime(records []byte, now int64) {
 	for p := 0; p < len(records); {
-		_, n, err := segment.NextBatch(records[p:], len(records)-p)
+		_, n, err := record.NextBatch(records[p:], len(records)-p)
 		if err != nil {
 			return // validation at append reports it
 		}
-		segment.SetMaxTimestampLogAppendTime(records[p:p+n], now)
+		record.SetMaxTimestampLogAppendTime(records[p:p+n], now)
 		p += n
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	vnet "github.com/varve/varve/net"
-	"github.com/varve/varve/segment"
+	"github.com/varve/varve/record"
 )
 
 // legacyFetchResponse answers Fetch v0-3 with the records down-converted
@@ -39,7 +39,7 @@ func downConverted(fp fetchPart, magic int8) ([]byte, int16) {
 	if err != nil {
 		return nil, errorCode(err)
 	}
-	out, err := segment.DownConvert(buf, magic)
+	out, err := record.DownConvert(buf, magic)
 	if err != nil {
 		return nil, kerr.CorruptMessage.Code
 	}

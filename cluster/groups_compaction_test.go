@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-
-	"github.com/varve/varve/segment"
+	"github.com/varve/varve/record"
 )
 
 // countRecords counts the records in a partition directory's segments.
@@ -21,7 +20,7 @@ func countRecords(t *testing.T, dir string) int {
 		if err != nil {
 			continue // swapped away by the cleaner meanwhile
 		}
-		for _, err := range segment.Records(data) {
+		for _, err := range record.Records(data) {
 			if err != nil {
 				break
 			}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/varve/varve/segment"
+	"github.com/varve/varve/record"
 )
 
 // kcatPath finds kcat (Debian's package, librdkafka 2.0). Without it the
@@ -67,7 +67,7 @@ func TestKcatProduceConsume(t *testing.T) {
 			// make it smaller (a one-record batch): look for one that is.
 			codecs := map[string]int{}
 			for p := 0; p < len(data); {
-				h, n, err := segment.NextBatch(data[p:], len(data)-p)
+				h, n, err := record.NextBatch(data[p:], len(data)-p)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/varve/varve/cluster"
 	"github.com/varve/varve/config"
-	"github.com/varve/varve/segment"
+	"github.com/varve/varve/record"
 )
 
 const (
@@ -251,9 +251,9 @@ func TestDuplicateBatchAfterKillNineGetsItsOriginalOffset(t *testing.T) {
 		t.Fatalf("init producer id: %v %v", err, ir)
 	}
 	produce := func(cl *kgo.Client, seq int32) (int64, int16) {
-		b := segment.NewBatchBuilder(segment.CompressionNone)
+		b := record.NewBatchBuilder(record.CompressionNone)
 		b.SetProducer(ir.ProducerID, ir.ProducerEpoch, seq)
-		b.Append(segment.Record{Value: []byte(fmt.Sprintf("seq-%d", seq))})
+		b.Append(record.Record{Value: []byte(fmt.Sprintf("seq-%d", seq))})
 		batch, err := b.Build()
 		if err != nil {
 			t.Fatal(err)

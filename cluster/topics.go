@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/varve/varve/config"
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/replica"
 	"github.com/varve/varve/segment"
 )
@@ -237,13 +238,13 @@ func errorCode(err error) int16 {
 		return kerr.InvalidProducerEpoch.Code
 	case errors.Is(err, segment.ErrInvalidTxnState):
 		return kerr.InvalidTxnState.Code
-	case errors.Is(err, segment.ErrInvalidRecord):
+	case errors.Is(err, record.ErrInvalidRecord):
 		return kerr.InvalidRecord.Code
 	case errors.Is(err, segment.ErrOffsetOutOfRange):
 		return kerr.OffsetOutOfRange.Code
-	case errors.Is(err, segment.ErrRecordBatchTooLarge), errors.Is(err, segment.ErrBatchTooLarge):
+	case errors.Is(err, segment.ErrRecordBatchTooLarge), errors.Is(err, record.ErrBatchTooLarge):
 		return kerr.MessageTooLarge.Code
-	case errors.Is(err, segment.ErrCorruptBatch), errors.Is(err, segment.ErrInvalidRecordCount):
+	case errors.Is(err, record.ErrCorruptBatch), errors.Is(err, record.ErrInvalidRecordCount):
 		return kerr.CorruptMessage.Code
 	case errors.Is(err, replica.ErrUnknownPartition):
 		return kerr.UnknownTopicOrPartition.Code

@@ -11,6 +11,7 @@ import (
 
 	"github.com/varve/varve/compaction"
 	"github.com/varve/varve/experiments/diskmodel"
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )
 
@@ -34,13 +35,13 @@ func BenchmarkCleanThroughput(b *testing.B) {
 	}
 	for _, tc := range []struct {
 		value        int
-		codec        segment.Compression
+		codec        record.Compression
 		segmentBytes int64
 	}{
-		{1024, segment.CompressionNone, 16 << 20},
-		{1024, segment.CompressionNone, segment.DefaultSegmentBytes},
-		{100, segment.CompressionNone, segment.DefaultSegmentBytes},
-		{1024, segment.CompressionLZ4, segment.DefaultSegmentBytes},
+		{1024, record.CompressionNone, 16 << 20},
+		{1024, record.CompressionNone, segment.DefaultSegmentBytes},
+		{100, record.CompressionNone, segment.DefaultSegmentBytes},
+		{1024, record.CompressionLZ4, segment.DefaultSegmentBytes},
 	} {
 		name := fmt.Sprintf("value=%dB/codec=%v/segment=%dMiB", tc.value, tc.codec, tc.segmentBytes>>20)
 		b.Run(name, func(b *testing.B) {
@@ -78,7 +79,7 @@ func BenchmarkCleanThroughput(b *testing.B) {
 // random, half zeros, so a codec halves them) in batches of about 16 KiB,
 // every key twice (the second half of the log rewrites the first half's
 // keys), then rolls.
-func benchLog(b *testing.B, size, valueSize int, codec segment.Compression, segmentBytes int64) *segment.Log {
+func benchLog(b *testing.B, size, valueSize int, codec record.Compression, segmentBytes int64) *segment.Log {
 	l := openLog(b, filepath.Join(b.TempDir(), "bench-0"), segment.Config{SegmentBytes: segmentBytes})
 	perBatch := max(16<<10/(valueSize+20), 1)
 	keys := size / (valueSize + 20) / 2
@@ -88,13 +89,13 @@ func benchLog(b *testing.B, size, valueSize int, codec segment.Compression, segm
 		pool[i] = byte(rng.Uint32())
 	}
 	value := make([]byte, valueSize)
-	bb := segment.NewBatchBuilder(codec)
+	bb := record.NewBatchBuilder(codec)
 	for i := 0; i < 2*keys; {
 		bb.Reset()
 		for j := 0; j < perBatch && i < 2*keys; j, i = j+1, i+1 {
 			off := (i * 7919) % (1 << 20)
 			copy(value[:valueSize/2], pool[off:])
-			bb.Append(segment.Record{Key: fmt.Appendf(nil, "key-%09d", i%keys), Value: value, Timestamp: t0.UnixMilli()})
+			bb.Append(record.Record{Key: fmt.Appendf(nil, "key-%09d", i%keys), Value: value, Timestamp: t0.UnixMilli()})
 		}
 		batch, err := bb.Build()
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )
 
@@ -37,9 +38,9 @@ type worker struct {
 	th       *throttler
 	m        *OffsetMap
 	rd       *batchReader
-	dec      segment.BatchDecoder
-	recs     []segment.Record
-	kept     []segment.Record
+	dec      record.BatchDecoder
+	recs     []record.Record
+	kept     []record.Record
 	keys     []keyRec
 	verdicts []verdict
 	hashes   keyHashes

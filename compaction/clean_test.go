@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/varve/varve/compaction"
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )
 
@@ -16,10 +17,10 @@ import (
 func TestCleanKeepsLastValueOfEachKey(t *testing.T) {
 	l := openLog(t, t.TempDir(), segment.Config{})
 	defer l.Close()
-	appendKV(t, l, segment.CompressionNone, t0, rec("a", "1"), rec("b", "1"))
-	appendKV(t, l, segment.CompressionNone, t0, rec("a", "2"), rec("c", "1"))
+	appendKV(t, l, record.CompressionNone, t0, rec("a", "1"), rec("b", "1"))
+	appendKV(t, l, record.CompressionNone, t0, rec("a", "2"), rec("c", "1"))
 	roll(t, l)
-	appendKV(t, l, segment.CompressionNone, t0, rec("b", "2"))
+	appendKV(t, l, record.CompressionNone, t0, rec("b", "2"))
 	roll(t, l)
 	st, err := compaction.Clean(l, compaction.Config{}, t0)
 	if err != nil {
@@ -46,16 +47,16 @@ func TestCleanKeepsLastValueOfEachKey(t *testing.T) {
 // and producer fields, and every kept record its offset, timestamp and
 // headers (MemoryRecords.filterTo with the original offsets).
 func TestCleanPreservesOffsetsTimestampsAndCodec(t *testing.T) {
-	for _, c := range []segment.Compression{segment.CompressionNone, segment.CompressionGzip,
-		segment.CompressionSnappy, segment.CompressionLZ4, segment.CompressionZstd} {
+	for _, c := range []record.Compression{record.CompressionNone, record.CompressionGzip,
+		record.CompressionSnappy, record.CompressionLZ4, record.CompressionZstd} {
 		t.Run(c.String(), func(t *testing.T) {
 			l := openLog(t, t.TempDir(), segment.Config{})
 			defer l.Close()
-			b := segment.NewBatchBuilder(c)
+			b := record.NewBatchBuilder(c)
 			b.SetProducer(7, 1, 0)
 			for i := range 6 {
-				b.Append(segment.Record{Key: []byte{byte('a' + i%3)}, Value: []byte{byte(i)}, Timestamp: t0.UnixMilli() + int64(i*10),
-					Headers: []segment.Header{{Key: "h", Value: []byte{byte(i)}}}})
+				b.Append(record.Record{Key: []byte{byte('a' + i%3)}, Value: []byte{byte(i)}, Timestamp: t0.UnixMilli() + int64(i*10),
+					Headers: []record.Header{{Key: "h", Value: []byte{byte(i)}}}})
 			}
 			batch := must[[]byte](t)(b.Build())
 			must[segment.AppendInfo](t)(l.Append(batch))
@@ -88,10 +89,10 @@ func TestCleanStopsAtActiveSegmentAndUpperBound(t *testing.T) {
 	l := openLog(t, t.TempDir(), segment.Config{})
 	defer l.Close()
 	for range 3 { // three sealed segments, each a=..., then the active one
-		appendKV(t, l, segment.CompressionNone, t0, rec("a", "x"), rec("a", "y"))
+		appendKV(t, l, record.CompressionNone, t0, rec("a", "x"), rec("a", "y"))
 		roll(t, l)
 	}
-	appendKV(t, l, segment.CompressionNone, t0, rec("a", "z"), rec("a", "w"))
+	appendKV(t, l, record.CompressionNone, t0, rec("a", "z"), rec("a", "w"))
 	cfg := compaction.Config{UpperBound: func(*segment.Log) int64 { return 5 }} // inside the third segment [4, 6)
 	st := must[compaction.Stats](t)(compaction.Clean(l, cfg, t0))
 	if st.FirstUncleanable != 4 || st.EndOffset != 4 {
@@ -112,9 +113,9 @@ func TestCleanStopsAtActiveSegmentAndUpperBound(t *testing.T) {
 func TestMinCompactionLagHoldsNewSegments(t *testing.T) {
 	l := openLog(t, t.TempDir(), segment.Config{})
 	defer l.Close()
-	appendKV(t, l, segment.CompressionNone, t0, rec("a", "1"), rec("a", "2"))
+	appendKV(t, l, record.CompressionNone, t0, rec("a", "1"), rec("a", "2"))
 	roll(t, l)
-	appendKV(t, l, segment.CompressionNone, t0.Add(time.Hour), rec("a", "3"), rec("a", "4"))
+	appendKV(t, l, record.CompressionNone, t0.Add(time.Hour), rec("a", "3"), rec("a", "4"))
 	roll(t, l)
 	cfg := compaction.Config{TopicConfig: compaction.TopicConfig{MinCompactionLag: 30 * time.Minute}}
 	st := must[compaction.Stats](t)(compaction.Clean(l, cfg, t0.Add(time.Hour+10*time.Minute)))
@@ -131,7 +132,7 @@ func TestMinCompactionLagHoldsNewSegments(t *testing.T) {
 func TestKeylessRecordsAreDropped(t *testing.T) {
 	l := openLog(t, t.TempDir(), segment.Config{})
 	defer l.Close()
-	appendKV(t, l, segment.CompressionNone, t0, kv{Value: []byte("no key")}, rec("a", "1"))
+	appendKV(t, l, record.CompressionNone, t0, kv{Value: []byte("no key")}, rec("a", "1"))
 	roll(t, l)
 	st := must[compaction.Stats](t)(compaction.Clean(l, compaction.Config{}, t0))
 	if st.KeylessDropped != 1 || len(readAll(t, l)) != 1 {
@@ -147,23 +148,23 @@ func TestEmptiedBatchOfProducerIsKept(t *testing.T) {
 	l := openLog(t, t.TempDir(), segment.Config{})
 	defer l.Close()
 	produce := func(seq int32, recs ...kv) {
-		b := segment.NewBatchBuilder(segment.CompressionNone)
+		b := record.NewBatchBuilder(record.CompressionNone)
 		b.SetProducer(42, 3, seq)
 		for _, r := range recs {
-			b.Append(segment.Record{Key: r.Key, Value: r.Value, Timestamp: t0.UnixMilli()})
+			b.Append(record.Record{Key: r.Key, Value: r.Value, Timestamp: t0.UnixMilli()})
 		}
 		must[segment.AppendInfo](t)(l.Append(must[[]byte](t)(b.Build())))
 	}
-	produce(0, rec("a", "1"))                                                 // offset 0: emptied, not the last: goes
-	produce(1, rec("b", "1"))                                                 // offset 1: emptied, producer 42's last: stays empty
-	appendKV(t, l, segment.CompressionNone, t0, rec("a", "2"), rec("b", "2")) // 2, 3, no producer
-	appendKV(t, l, segment.CompressionNone, t0, rec("c", "1"))                // 4
+	produce(0, rec("a", "1"))                                                // offset 0: emptied, not the last: goes
+	produce(1, rec("b", "1"))                                                // offset 1: emptied, producer 42's last: stays empty
+	appendKV(t, l, record.CompressionNone, t0, rec("a", "2"), rec("b", "2")) // 2, 3, no producer
+	appendKV(t, l, record.CompressionNone, t0, rec("c", "1"))                // 4
 	roll(t, l)
 	st := must[compaction.Stats](t)(compaction.Clean(l, compaction.Config{}, t0))
 	buf := must[[]byte](t)(l.ReadBytes(0, 1<<20))
-	var hs []segment.BatchHeader
+	var hs []record.BatchHeader
 	for p := 0; p < len(buf); {
-		h, n, err := segment.NextBatch(buf[p:], 0)
+		h, n, err := record.NextBatch(buf[p:], 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +188,7 @@ func TestFullMapCleansWhatItCoversAndContinues(t *testing.T) {
 	defer l.Close()
 	for i := range 40 { // 40 distinct keys, each written twice in a row
 		k := fmt.Sprint("k", i)
-		appendKV(t, l, segment.CompressionNone, t0, rec(k, "1"), rec(k, "2"))
+		appendKV(t, l, record.CompressionNone, t0, rec(k, "1"), rec(k, "2"))
 		if i%10 == 9 {
 			roll(t, l)
 		}
@@ -228,7 +229,7 @@ func TestGroupsMergeSegmentsUpToSegmentBytes(t *testing.T) {
 	}{{1 << 20, 1}, {400, 4}} { // a segment here is one ~160-byte batch
 		l := openLog(t, t.TempDir(), segment.Config{SegmentBytes: tc.segmentBytes})
 		for i := range 8 {
-			appendKV(t, l, segment.CompressionNone, t0, rec(fmt.Sprint(i), "0123456789012345678901234567890123456789"),
+			appendKV(t, l, record.CompressionNone, t0, rec(fmt.Sprint(i), "0123456789012345678901234567890123456789"),
 				rec(fmt.Sprint(i), "0123456789012345678901234567890123456789"))
 			roll(t, l)
 		}
@@ -245,7 +246,7 @@ func TestGroupsMergeSegmentsUpToSegmentBytes(t *testing.T) {
 func TestCleanOnALogBeingCleanedIsRefused(t *testing.T) {
 	l := openLog(t, t.TempDir(), segment.Config{})
 	defer l.Close()
-	appendKV(t, l, segment.CompressionNone, t0, rec("a", "1"))
+	appendKV(t, l, record.CompressionNone, t0, rec("a", "1"))
 	roll(t, l)
 	if !compaction.Acquire(l) {
 		t.Fatal("acquire of an idle log failed")

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/varve/varve/compaction"
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/retention"
 	"github.com/varve/varve/segment"
 )
@@ -25,14 +26,14 @@ func dirtyLog(t *testing.T, clean, dirty int) *segment.Log {
 	t.Helper()
 	l := openLog(t, t.TempDir(), segment.Config{})
 	for i := range clean {
-		appendKV(t, l, segment.CompressionNone, t0, rec(fmt.Sprint("c", i), "0123456789"))
+		appendKV(t, l, record.CompressionNone, t0, rec(fmt.Sprint("c", i), "0123456789"))
 		roll(t, l)
 	}
 	if clean > 0 {
 		must[compaction.Stats](t)(compaction.Clean(l, compaction.Config{Logger: quiet}, t0))
 	}
 	for i := range dirty {
-		appendKV(t, l, segment.CompressionNone, t0, rec(fmt.Sprint("d", i), "0123456789"))
+		appendKV(t, l, record.CompressionNone, t0, rec(fmt.Sprint("d", i), "0123456789"))
 		roll(t, l)
 	}
 	return l
@@ -128,7 +129,7 @@ func TestCleanerThreadsCleanEveryLogAndStop(t *testing.T) {
 	for range 6 {
 		l := dirtyLog(t, 0, 3)
 		defer l.Close()
-		appendKV(t, l, segment.CompressionNone, t0, rec("d0", "again"))
+		appendKV(t, l, record.CompressionNone, t0, rec("d0", "again"))
 		roll(t, l)
 		logs = append(logs, l)
 	}
@@ -207,11 +208,11 @@ func corrupt(t *testing.T, s segment.SegmentInfo) {
 	}
 	defer f.Close()
 	b := make([]byte, 1)
-	if _, err := f.ReadAt(b, segment.BatchHeaderSize+2); err != nil {
+	if _, err := f.ReadAt(b, record.BatchHeaderSize+2); err != nil {
 		t.Fatal(err)
 	}
 	b[0] ^= 0xff
-	if _, err := f.WriteAt(b, segment.BatchHeaderSize+2); err != nil {
+	if _, err := f.WriteAt(b, record.BatchHeaderSize+2); err != nil {
 		t.Fatal(err)
 	}
 }

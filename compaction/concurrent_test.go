@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/varve/varve/compaction"
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/retention"
 	"github.com/varve/varve/segment"
 )
@@ -113,7 +114,7 @@ func (w *writer) append(t *testing.T) {
 			recs = append(recs, rec(k, fmt.Sprint("v", w.n, "-", i)))
 		}
 	}
-	first := appendKV(t, w.l, segment.CompressionNone, t0.Add(time.Duration(w.n)*time.Minute), recs...)
+	first := appendKV(t, w.l, record.CompressionNone, t0.Add(time.Duration(w.n)*time.Minute), recs...)
 	w.mu.Lock()
 	for i, r := range recs {
 		w.recs[first+int64(i)] = r
@@ -150,7 +151,7 @@ func sweep(l *segment.Log, w *writer, sweeps, outOfRange *atomic.Int64) error {
 		if err != nil {
 			return err
 		}
-		for rec, err := range segment.Records(buf) {
+		for rec, err := range record.Records(buf) {
 			if err != nil {
 				return fmt.Errorf("sweep at %d: %w", off, err)
 			}
@@ -180,7 +181,7 @@ func sweep(l *segment.Log, w *writer, sweeps, outOfRange *atomic.Int64) error {
 func nextOffset(buf []byte, off int64) (int64, error) {
 	next := off
 	for p := 0; p < len(buf); {
-		h, n, err := segment.NextBatch(buf[p:], 0)
+		h, n, err := record.NextBatch(buf[p:], 0)
 		if err != nil {
 			return next, err
 		}

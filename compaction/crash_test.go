@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/varve/varve/compaction"
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 	"github.com/varve/varve/segment/segmenttest"
 )
@@ -50,7 +51,7 @@ func TestCrashAtEveryStepOfTheSwap(t *testing.T) {
 // active segment, and closes the log.
 func writeCrashLog(t *testing.T, dir string, segmentBytes int64) {
 	l := openLog(t, dir, segment.Config{SegmentBytes: segmentBytes})
-	codecs := []segment.Compression{segment.CompressionNone, segment.CompressionLZ4, segment.CompressionZstd}
+	codecs := []record.Compression{record.CompressionNone, record.CompressionLZ4, record.CompressionZstd}
 	for s := range 6 {
 		for b := range 4 {
 			var recs []kv
@@ -66,7 +67,7 @@ func writeCrashLog(t *testing.T, dir string, segmentBytes int64) {
 		}
 		roll(t, l)
 	}
-	appendKV(t, l, segment.CompressionNone, t0, rec("key-1", "active"))
+	appendKV(t, l, record.CompressionNone, t0, rec("key-1", "active"))
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}

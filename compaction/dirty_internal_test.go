@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )
 
@@ -21,8 +22,8 @@ func fourSegments(t *testing.T) *segment.Log {
 	}
 	t.Cleanup(func() { l.Close() })
 	for i := range 4 {
-		b := segment.NewBatchBuilder(segment.CompressionNone)
-		b.Append(segment.Record{Key: []byte{byte(i)}, Value: []byte("v"), Timestamp: t0.Add(time.Duration(i) * time.Hour).UnixMilli()})
+		b := record.NewBatchBuilder(record.CompressionNone)
+		b.Append(record.Record{Key: []byte{byte(i)}, Value: []byte("v"), Timestamp: t0.Add(time.Duration(i) * time.Hour).UnixMilli()})
 		batch, _ := b.Build()
 		if _, err := l.Append(batch); err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/varve/varve/compaction"
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/retention"
 	"github.com/varve/varve/segment"
 )
@@ -21,13 +22,13 @@ func ExampleClean() {
 		panic(err)
 	}
 	defer l.Close()
-	b := segment.NewBatchBuilder(segment.CompressionZstd)
+	b := record.NewBatchBuilder(record.CompressionZstd)
 	for _, kv := range [][2]string{{"user-1", "alice"}, {"user-2", "bob"}, {"user-1", "alicia"}, {"user-2", ""}} {
 		var value []byte // "" below writes a tombstone (null value)
 		if kv[1] != "" {
 			value = []byte(kv[1])
 		}
-		b.Append(segment.Record{Key: []byte(kv[0]), Value: value, Timestamp: 1_700_000_000_000})
+		b.Append(record.Record{Key: []byte(kv[0]), Value: value, Timestamp: 1_700_000_000_000})
 	}
 	batch, _ := b.Build()
 	l.Append(batch)
@@ -38,7 +39,7 @@ func ExampleClean() {
 		panic(err)
 	}
 	buf, _ := l.ReadBytes(0, 1<<20)
-	for r := range segment.Records(buf) {
+	for r := range record.Records(buf) {
 		fmt.Printf("offset %d: %s = %q (tombstone: %v)\n", r.Offset, r.Key, r.Value, r.Value == nil)
 	}
 	fmt.Printf("kept %d of %d records\n", st.RecordsKept, st.RecordsRead)
@@ -56,8 +57,8 @@ func ExampleCleaner() {
 	l, _ := segment.Open(filepath.Join(root, "prices-0"), segment.Config{})
 	defer l.Close()
 	for _, v := range []string{"10", "11", "12"} {
-		b := segment.NewBatchBuilder(segment.CompressionNone)
-		b.Append(segment.Record{Key: []byte("EURUSD"), Value: []byte(v)})
+		b := record.NewBatchBuilder(record.CompressionNone)
+		b.Append(record.Record{Key: []byte("EURUSD"), Value: []byte(v)})
 		batch, _ := b.Build()
 		l.Append(batch)
 		l.Roll()
@@ -76,7 +77,7 @@ func ExampleCleaner() {
 		time.Sleep(10 * time.Millisecond)
 	}
 	buf, _ := l.ReadBytes(l.StartOffset(), 1<<20)
-	for r := range segment.Records(buf) {
+	for r := range record.Records(buf) {
 		fmt.Printf("%s = %s\n", r.Key, r.Value)
 	}
 	// Output: EURUSD = 12

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/varve/varve/segment"
+	"github.com/varve/varve/record"
 )
 
 // verdict is what the cleaner does with one record.
@@ -22,7 +22,7 @@ const (
 // has a later offset in the map goes; a tombstone goes once its batch's
 // delete horizon has passed (now >= horizon); everything else stays.
 // h1 and h2 are the key's hashes.
-func (p *pass) decide(h segment.BatchHeader, r *keyRec, h1, h2 uint64) verdict {
+func (p *pass) decide(h record.BatchHeader, r *keyRec, h1, h2 uint64) verdict {
 	if r.offset > p.latest {
 		return keep
 	}
@@ -48,7 +48,7 @@ func (p *pass) decide(h segment.BatchHeader, r *keyRec, h1, h2 uint64) verdict {
 // (Kafka's RETAIN_EMPTY, so producer state survives) or the last batch of
 // the group (so the cleaned segments cover exactly the offsets of the
 // segments they replace); otherwise it goes. lastOfGroup says which.
-func (p *pass) filter(h segment.BatchHeader, b []byte, lastOfGroup bool) ([]byte, error) {
+func (p *pass) filter(h record.BatchHeader, b []byte, lastOfGroup bool) ([]byte, error) {
 	p.stats.BatchesRead++
 	if h.IsControl() {
 		return b, nil // transaction markers stay: transactions are not modelled
@@ -72,13 +72,13 @@ func (p *pass) filter(h segment.BatchHeader, b []byte, lastOfGroup bool) ([]byte
 	return p.rebuild(h, tombstones)
 }
 
-func (p *pass) corrupt(h segment.BatchHeader, err error) error {
+func (p *pass) corrupt(h record.BatchHeader, err error) error {
 	return fmt.Errorf("%w: %s: batch at offset %d: %w", ErrCorruptSegment, p.c.log.Dir(), h.BaseOffset, err)
 }
 
 // verdicts decides every record of the batch into the worker's verdicts
 // and counts the kept records and the kept tombstones.
-func (p *pass) verdicts(h segment.BatchHeader, keys []keyRec) (kept, tombstones int) {
+func (p *pass) verdicts(h record.BatchHeader, keys []keyRec) (kept, tombstones int) {
 	hs := &p.w.hashes
 	hs.hash(p.w.m, keys, math.MinInt64, p.latest)
 	vs := p.w.verdicts[:0]
@@ -100,7 +100,7 @@ func (p *pass) verdicts(h segment.BatchHeader, keys []keyRec) (kept, tombstones 
 // rebuild builds the batch from the decoded records in w.recs that the
 // verdicts keep, giving it a delete horizon if it keeps tombstones and
 // has none yet.
-func (p *pass) rebuild(h segment.BatchHeader, tombstones int) ([]byte, error) {
+func (p *pass) rebuild(h record.BatchHeader, tombstones int) ([]byte, error) {
 	kept := p.w.kept[:0]
 	for i, v := range p.w.verdicts {
 		if v == keep {
@@ -109,11 +109,11 @@ func (p *pass) rebuild(h segment.BatchHeader, tombstones int) ([]byte, error) {
 	}
 	p.w.kept = kept
 	if tombstones > 0 && !h.HasDeleteHorizon() {
-		h.Attributes |= segment.AttrDeleteHorizon
+		h.Attributes |= record.AttrDeleteHorizon
 		h.BaseTimestamp = p.nowMs + p.topic.DeleteRetention.Milliseconds()
 		p.stats.HorizonsSet++
 	}
-	out, err := segment.AppendRebuiltBatch(p.w.scratch[:0], h, kept)
+	out, err := record.AppendRebuiltBatch(p.w.scratch[:0], h, kept)
 	p.w.scratch = out
 	if err != nil {
 		return nil, fmt.Errorf("%s: rebuild batch at offset %d: %w", p.c.log.Dir(), h.BaseOffset, err)
@@ -139,12 +139,12 @@ func (p *pass) count(v verdict, tombstone bool) {
 }
 
 // emptied decides about a batch none of whose records stay.
-func (p *pass) emptied(h segment.BatchHeader, lastOfGroup bool) ([]byte, error) {
+func (p *pass) emptied(h record.BatchHeader, lastOfGroup bool) ([]byte, error) {
 	if !lastOfGroup && !p.lastOfProducer(h) {
 		return nil, nil
 	}
 	p.stats.EmptyBatchesKept++
-	out, err := segment.AppendRebuiltBatch(p.w.scratch[:0], h, nil)
+	out, err := record.AppendRebuiltBatch(p.w.scratch[:0], h, nil)
 	p.w.scratch = out
 	if err != nil {
 		return nil, fmt.Errorf("%s: empty batch at offset %d: %w", p.c.log.Dir(), h.BaseOffset, err)

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )
 
@@ -48,11 +49,11 @@ func tomb(k string) kv   { return kv{Key: []byte(k)} }
 
 // appendKV appends one batch of records with codec c and timestamp ts and
 // returns its first offset.
-func appendKV(t tb, l *segment.Log, c segment.Compression, ts time.Time, recs ...kv) int64 {
+func appendKV(t tb, l *segment.Log, c record.Compression, ts time.Time, recs ...kv) int64 {
 	t.Helper()
-	b := segment.NewBatchBuilder(c)
+	b := record.NewBatchBuilder(c)
 	for _, r := range recs {
-		b.Append(segment.Record{Key: r.Key, Value: r.Value, Timestamp: ts.UnixMilli()})
+		b.Append(record.Record{Key: r.Key, Value: r.Value, Timestamp: ts.UnixMilli()})
 	}
 	batch, err := b.Build()
 	if err != nil {
@@ -74,8 +75,8 @@ func roll(t tb, l *segment.Log) {
 
 // stored is one record read back, with its batch's header.
 type stored struct {
-	segment.Record
-	Batch segment.BatchHeader
+	record.Record
+	Batch record.BatchHeader
 }
 
 // readAll reads every record from the log start to the end, checking that
@@ -101,12 +102,12 @@ func readAllErr(l *segment.Log) ([]stored, error) {
 			return out, fmt.Errorf("read at %d below end %d returned nothing", off, l.EndOffset())
 		}
 		for p := 0; p < len(buf); {
-			_, n, err := segment.NextBatch(buf[p:], 0)
+			_, n, err := record.NextBatch(buf[p:], 0)
 			if err != nil {
 				return out, err
 			}
-			h, _ := segment.ParseHeader(buf[p:])
-			recs, err := segment.DecodeBatch(buf[p:p+n], nil)
+			h, _ := record.ParseHeader(buf[p:])
+			recs, err := record.DecodeBatch(buf[p:p+n], nil)
 			if err != nil {
 				return out, fmt.Errorf("decode batch at %d: %w", h.BaseOffset, err)
 			}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/varve/varve/compaction"
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )
 
@@ -18,8 +19,8 @@ func TestTombstoneHorizon(t *testing.T) {
 	cfg := compaction.Config{TopicConfig: compaction.TopicConfig{DeleteRetention: retention}}
 	l := openLog(t, t.TempDir(), segment.Config{})
 	defer l.Close()
-	appendKV(t, l, segment.CompressionNone, t0, rec("k", "v"))
-	appendKV(t, l, segment.CompressionZstd, t0.Add(time.Second), tomb("k"), rec("other", "1"))
+	appendKV(t, l, record.CompressionNone, t0, rec("k", "v"))
+	appendKV(t, l, record.CompressionZstd, t0.Add(time.Second), tomb("k"), rec("other", "1"))
 	roll(t, l)
 
 	// First cleaning at t1: the value goes, the tombstone stays and its
@@ -34,7 +35,7 @@ func TestTombstoneHorizon(t *testing.T) {
 	if !ok || horizon != t1.Add(retention).UnixMilli() {
 		t.Fatalf("delete horizon %d (set %v), want %d", horizon, ok, t1.Add(retention).UnixMilli())
 	}
-	if ts.Timestamp != t0.Add(time.Second).UnixMilli() || ts.Batch.Compression() != segment.CompressionZstd {
+	if ts.Timestamp != t0.Add(time.Second).UnixMilli() || ts.Batch.Compression() != record.CompressionZstd {
 		t.Fatalf("tombstone timestamp %d codec %v, want %d and zstd unchanged", ts.Timestamp, ts.Batch.Compression(), t0.Add(time.Second).UnixMilli())
 	}
 
@@ -63,7 +64,7 @@ func TestTombstoneHorizon(t *testing.T) {
 // dirty section (Kafka cleans nothing without one).
 func dirty(t *testing.T, l *segment.Log) {
 	t.Helper()
-	appendKV(t, l, segment.CompressionNone, t0, rec(time.Now().String(), "x"))
+	appendKV(t, l, record.CompressionNone, t0, rec(time.Now().String(), "x"))
 	roll(t, l)
 }
 

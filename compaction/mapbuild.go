@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )
 
@@ -127,7 +128,7 @@ func (p *pass) mapSegment(s segment.SegmentInfo) (bool, error) {
 
 // mapBatch puts the keys of one batch. Control batches (transaction
 // markers) carry no data keys and are skipped, as in Kafka.
-func (p *pass) mapBatch(h segment.BatchHeader, b []byte) (bool, error) {
+func (p *pass) mapBatch(h record.BatchHeader, b []byte) (bool, error) {
 	p.stats.MapBytesRead += int64(len(b))
 	if h.IsControl() {
 		return false, nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/varve/varve/compaction"
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )
 
@@ -27,11 +28,11 @@ func TestPassMemoryIsBoundedByDedupeBuffer(t *testing.T) {
 	)
 	l := openLog(t, t.TempDir(), segment.Config{SegmentBytes: 4 << 20})
 	defer l.Close()
-	b := segment.NewBatchBuilder(segment.CompressionNone)
+	b := record.NewBatchBuilder(record.CompressionNone)
 	for i := 0; i < keys; i += perBatch {
 		b.Reset()
 		for j := i; j < min(i+perBatch, keys); j++ {
-			b.Append(segment.Record{Key: fmt.Appendf(nil, "key-%08d", j), Value: []byte("value-12"), Timestamp: t0.UnixMilli()})
+			b.Append(record.Record{Key: fmt.Appendf(nil, "key-%08d", j), Value: []byte("value-12"), Timestamp: t0.UnixMilli()})
 		}
 		if _, err := l.Append(must[[]byte](t)(b.Build())); err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )
 
@@ -21,7 +22,7 @@ type output struct {
 // append writes one batch, starting a new cleaned segment when the
 // current one would pass segment.bytes, its index is full, or the batch's
 // offsets would not fit 32 bits relative to its base.
-func (o *output) append(h segment.BatchHeader, b []byte) error {
+func (o *output) append(h record.BatchHeader, b []byte) error {
 	cur := o.current()
 	if cur == nil || o.full(cur, h, len(b)) {
 		base := o.base
@@ -51,7 +52,7 @@ func (o *output) current() *segment.CleanedSegment {
 	return o.segs[len(o.segs)-1]
 }
 
-func (o *output) full(c *segment.CleanedSegment, h segment.BatchHeader, n int) bool {
+func (o *output) full(c *segment.CleanedSegment, h record.BatchHeader, n int) bool {
 	return c.Size() > 0 && (c.Size()+int64(n) > o.p.segmentBytes ||
 		c.IndexFull() ||
 		h.LastOffset()-c.BaseOffset() > math.MaxInt32)

@@ -1,6 +1,6 @@
 package compaction
 
-import "github.com/varve/varve/segment"
+import "github.com/varve/varve/record"
 
 // lastOfProducer reports whether h is the last data batch of an active
 // producer (Kafka's isBatchLastRecordOfProducer over
@@ -9,7 +9,7 @@ import "github.com/varve/varve/segment"
 // The log's producer state (segment.Log.Producers, which forgets expired
 // producers as Kafka's does) is read once per pass, the first time an
 // emptied batch of a producer needs it.
-func (p *pass) lastOfProducer(h segment.BatchHeader) bool {
+func (p *pass) lastOfProducer(h record.BatchHeader) bool {
 	if h.ProducerID < 0 {
 		return false
 	}

@@ -10,6 +10,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/varve/varve/compaction"
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )
 
@@ -77,8 +78,8 @@ func TestCompactionAgainstModel(t *testing.T) {
 
 func appendRandom(rt *rapid.T, l *segment.Log, m *model, clock time.Time) {
 	n := rapid.IntRange(1, 6).Draw(rt, "records")
-	codec := rapid.SampledFrom([]segment.Compression{segment.CompressionNone, segment.CompressionGzip,
-		segment.CompressionSnappy, segment.CompressionLZ4, segment.CompressionZstd}).Draw(rt, "codec")
+	codec := rapid.SampledFrom([]record.Compression{record.CompressionNone, record.CompressionGzip,
+		record.CompressionSnappy, record.CompressionLZ4, record.CompressionZstd}).Draw(rt, "codec")
 	var recs []kv
 	for range n {
 		k := fmt.Sprint("k", rapid.IntRange(0, 9).Draw(rt, "key"))

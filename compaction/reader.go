@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )
 
@@ -64,19 +65,19 @@ func (r *batchReader) close() {
 
 // next returns the next batch's header, its bytes (valid until the next
 // call) and its position in the file, or io.EOF after the last one.
-func (r *batchReader) next() (segment.BatchHeader, []byte, int64, error) {
+func (r *batchReader) next() (record.BatchHeader, []byte, int64, error) {
 	pos := r.pos + int64(r.at)
 	if pos >= r.size {
-		return segment.BatchHeader{}, nil, pos, io.EOF
+		return record.BatchHeader{}, nil, pos, io.EOF
 	}
-	if err := r.fill(segment.BatchHeaderSize); err != nil {
-		return segment.BatchHeader{}, nil, pos, err
+	if err := r.fill(record.BatchHeaderSize); err != nil {
+		return record.BatchHeader{}, nil, pos, err
 	}
-	h, n, err := segment.NextBatch(r.buf[r.at:r.have], 0)
-	if errors.Is(err, segment.ErrShortBatch) && n > 0 {
+	h, n, err := record.NextBatch(r.buf[r.at:r.have], 0)
+	if errors.Is(err, record.ErrShortBatch) && n > 0 {
 		err = r.fill(n)
 		if err == nil {
-			h, n, err = segment.NextBatch(r.buf[r.at:r.have], 0)
+			h, n, err = record.NextBatch(r.buf[r.at:r.have], 0)
 		}
 	}
 	if err != nil {

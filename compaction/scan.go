@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/varve/varve/segment"
+	"github.com/varve/varve/record"
 )
 
 // keyRec is what the cleaner decides a record's fate on: its offset, its
@@ -17,17 +17,17 @@ type keyRec struct {
 }
 
 // batchKeys returns the keyRecs of the batch b (whose header is h). An
-// uncompressed batch is validated (segment.ValidateBatch: length, magic,
+// uncompressed batch is validated (record.ValidateBatch: length, magic,
 // CRC-32C) and then only walked for offsets, keys and value lengths
 // (scanKeys), which costs a fraction of decoding every field; a
 // compressed one is decoded by the worker's BatchDecoder, whose records
 // stay in w.recs for a rebuild.
-func (w *worker) batchKeys(h segment.BatchHeader, b []byte) ([]keyRec, bool, error) {
-	if h.Compression() == segment.CompressionNone {
-		if _, err := segment.ValidateBatch(b); err != nil {
+func (w *worker) batchKeys(h record.BatchHeader, b []byte) ([]keyRec, bool, error) {
+	if h.Compression() == record.CompressionNone {
+		if _, err := record.ValidateBatch(b); err != nil {
 			return nil, false, err
 		}
-		keys, err := scanKeys(h, b[segment.RecordsPos:], w.keys[:0])
+		keys, err := scanKeys(h, b[record.RecordsPos:], w.keys[:0])
 		w.keys = keys
 		return keys, false, err
 	}
@@ -50,7 +50,7 @@ func (w *worker) batchKeys(h segment.BatchHeader, b []byte) ([]keyRec, bool, err
 // reading the offset delta, the key and the value's length, and checking
 // that each record lies within data and that offset deltas increase
 // within the batch's range.
-func scanKeys(h segment.BatchHeader, data []byte, dst []keyRec) ([]keyRec, error) {
+func scanKeys(h record.BatchHeader, data []byte, dst []keyRec) ([]keyRec, error) {
 	prev := int64(-1)
 	for n := int32(0); n < h.RecordCount; n++ {
 		length, m := binary.Varint(data)
@@ -104,8 +104,8 @@ func scanRecord(rec []byte) (keyRec, int64, error) {
 	return r, delta, nil
 }
 
-var errScan = fmt.Errorf("%w: malformed record", segment.ErrCorruptRecord)
+var errScan = fmt.Errorf("%w: malformed record", record.ErrCorruptRecord)
 
-func scanErr(h segment.BatchHeader, n int32, what string) error {
-	return fmt.Errorf("%w: batch at offset %d, record %d: %s", segment.ErrCorruptRecord, h.BaseOffset, n, what)
+func scanErr(h record.BatchHeader, n int32, what string) error {
+	return fmt.Errorf("%w: batch at offset %d, record %d: %s", record.ErrCorruptRecord, h.BaseOffset, n, what)
 }

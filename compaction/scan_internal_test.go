@@ -4,9 +4,8 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/varve/varve/record"
 	"pgregory.net/rapid"
-
-	"github.com/varve/varve/segment"
 )
 
 // scanKeys reads the same offsets, keys and null values as the full
@@ -14,9 +13,9 @@ import (
 // records section.
 func TestScanKeysAgreesWithDecodeBatch(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		b := segment.NewBatchBuilder(segment.CompressionNone)
+		b := record.NewBatchBuilder(record.CompressionNone)
 		for range rapid.IntRange(1, 20).Draw(rt, "records") {
-			r := segment.Record{Timestamp: rapid.Int64Range(1, 1<<40).Draw(rt, "ts")}
+			r := record.Record{Timestamp: rapid.Int64Range(1, 1<<40).Draw(rt, "ts")}
 			if !rapid.Bool().Draw(rt, "keyless") {
 				r.Key = rapid.SliceOfN(rapid.Byte(), 0, 300).Draw(rt, "key")
 			}
@@ -24,7 +23,7 @@ func TestScanKeysAgreesWithDecodeBatch(t *testing.T) {
 				r.Value = rapid.SliceOfN(rapid.Byte(), 0, 300).Draw(rt, "value")
 			}
 			for range rapid.IntRange(0, 3).Draw(rt, "headers") {
-				r.Headers = append(r.Headers, segment.Header{Key: "h", Value: []byte("v")})
+				r.Headers = append(r.Headers, record.Header{Key: "h", Value: []byte("v")})
 			}
 			b.Append(r)
 		}
@@ -32,13 +31,13 @@ func TestScanKeysAgreesWithDecodeBatch(t *testing.T) {
 		if err != nil {
 			rt.Fatal(err)
 		}
-		segment.SetBaseOffset(batch, rapid.Int64Range(0, 1<<40).Draw(rt, "base"))
-		h, _ := segment.ParseHeader(batch)
-		recs, err := segment.DecodeBatch(batch, nil)
+		record.SetBaseOffset(batch, rapid.Int64Range(0, 1<<40).Draw(rt, "base"))
+		h, _ := record.ParseHeader(batch)
+		recs, err := record.DecodeBatch(batch, nil)
 		if err != nil {
 			rt.Fatal(err)
 		}
-		keys, err := scanKeys(h, batch[segment.RecordsPos:], nil)
+		keys, err := scanKeys(h, batch[record.RecordsPos:], nil)
 		if err != nil || len(keys) != len(recs) {
 			rt.Fatalf("scanKeys: %d records, %v; decoder: %d", len(keys), err, len(recs))
 		}
@@ -49,8 +48,8 @@ func TestScanKeysAgreesWithDecodeBatch(t *testing.T) {
 			}
 		}
 		// Damage one byte of the records: an error or a result, never a panic.
-		pos := rapid.IntRange(segment.RecordsPos, len(batch)-1).Draw(rt, "pos")
+		pos := rapid.IntRange(record.RecordsPos, len(batch)-1).Draw(rt, "pos")
 		batch[pos] ^= byte(rapid.IntRange(1, 255).Draw(rt, "flip"))
-		_, _ = scanKeys(h, batch[segment.RecordsPos:], nil)
+		_, _ = scanKeys(h, batch[record.RecordsPos:], nil)
 	})
 }

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/retention"
-	"github.com/varve/varve/segment"
 )
 
 // Broker is a node's configuration: one typed field per property the node
@@ -48,24 +48,24 @@ type Broker struct {
 	DeleteTopicEnable        bool     // delete.topic.enable
 
 	// Segments, indexes and flushing: the topic defaults (see TopicDefaults).
-	LogSegmentBytes                         int                   // log.segment.bytes
-	LogRollMs                               Millis                // log.roll.ms (default: log.roll.hours)
-	LogRollJitterMs                         Millis                // log.roll.jitter.ms (default: log.roll.jitter.hours)
-	LogIndexIntervalBytes                   int                   // log.index.interval.bytes
-	LogIndexSizeMaxBytes                    int                   // log.index.size.max.bytes
-	LogFlushIntervalMessages                int64                 // log.flush.interval.messages
-	LogFlushIntervalMs                      Millis                // log.flush.interval.ms (default: log.flush.scheduler.interval.ms)
-	LogFlushSchedulerIntervalMs             Millis                // log.flush.scheduler.interval.ms
-	LogFlushOffsetCheckpointIntervalMs      Millis                // log.flush.offset.checkpoint.interval.ms
-	LogFlushStartOffsetCheckpointIntervalMs Millis                // log.flush.start.offset.checkpoint.interval.ms
-	LogSegmentDeleteDelayMs                 Millis                // log.segment.delete.delay.ms
-	LogPreallocate                          bool                  // log.preallocate
-	LogMessageTimestampType                 segment.TimestampType // log.message.timestamp.type
-	LogMessageTimestampBeforeMaxMs          Millis                // log.message.timestamp.before.max.ms
-	LogMessageTimestampAfterMaxMs           Millis                // log.message.timestamp.after.max.ms
-	MessageMaxBytes                         int                   // message.max.bytes
-	CompressionType                         string                // compression.type
-	NumRecoveryThreadsPerDataDir            int                   // num.recovery.threads.per.data.dir
+	LogSegmentBytes                         int                  // log.segment.bytes
+	LogRollMs                               Millis               // log.roll.ms (default: log.roll.hours)
+	LogRollJitterMs                         Millis               // log.roll.jitter.ms (default: log.roll.jitter.hours)
+	LogIndexIntervalBytes                   int                  // log.index.interval.bytes
+	LogIndexSizeMaxBytes                    int                  // log.index.size.max.bytes
+	LogFlushIntervalMessages                int64                // log.flush.interval.messages
+	LogFlushIntervalMs                      Millis               // log.flush.interval.ms (default: log.flush.scheduler.interval.ms)
+	LogFlushSchedulerIntervalMs             Millis               // log.flush.scheduler.interval.ms
+	LogFlushOffsetCheckpointIntervalMs      Millis               // log.flush.offset.checkpoint.interval.ms
+	LogFlushStartOffsetCheckpointIntervalMs Millis               // log.flush.start.offset.checkpoint.interval.ms
+	LogSegmentDeleteDelayMs                 Millis               // log.segment.delete.delay.ms
+	LogPreallocate                          bool                 // log.preallocate
+	LogMessageTimestampType                 record.TimestampType // log.message.timestamp.type
+	LogMessageTimestampBeforeMaxMs          Millis               // log.message.timestamp.before.max.ms
+	LogMessageTimestampAfterMaxMs           Millis               // log.message.timestamp.after.max.ms
+	MessageMaxBytes                         int                  // message.max.bytes
+	CompressionType                         string               // compression.type
+	NumRecoveryThreadsPerDataDir            int                  // num.recovery.threads.per.data.dir
 
 	// Retention.
 	LogRetentionMs              Millis                  // log.retention.ms (default: .minutes, then .hours; -1 unlimited)

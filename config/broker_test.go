@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/retention"
-	"github.com/varve/varve/segment"
 )
 
 func mustParse(t *testing.T, props map[string]string) *Broker {
@@ -350,7 +350,7 @@ func TestBrokerTypedFields(t *testing.T) {
 	if b.LogCleanupPolicy != retention.CleanupDelete|retention.CleanupCompact || get(t, b, "log.cleanup.policy") != "compact,delete" {
 		t.Errorf("log.cleanup.policy = %v", b.LogCleanupPolicy)
 	}
-	if b.LogMessageTimestampType != segment.TimestampLogAppendTime || b.AutoCreateTopicsEnable {
+	if b.LogMessageTimestampType != record.TimestampLogAppendTime || b.AutoCreateTopicsEnable {
 		t.Errorf("timestamp type %v, auto create %v", b.LogMessageTimestampType, b.AutoCreateTopicsEnable)
 	}
 	if b.LogCleanerIoMaxBytesPerSecond != 1e6 || get(t, b, "log.cleaner.io.max.bytes.per.second") != "1000000.0" {

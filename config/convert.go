@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/varve/varve/compaction"
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/retention"
 	"github.com/varve/varve/segment"
 )
@@ -127,7 +128,7 @@ func (t Topic) CleanupPolicy() (deletePolicy, compact bool) {
 }
 
 // MessageTimestampType is message.timestamp.type.
-func (t Topic) MessageTimestampType() segment.TimestampType {
+func (t Topic) MessageTimestampType() record.TimestampType {
 	return t.resolved().messageTimestampType
 }
 
@@ -159,14 +160,14 @@ func (t Topic) Preallocate() bool { return t.resolved().preallocate }
 
 // Compression is compression.type: the codec the broker writes with, or
 // producer=true to keep each batch as the producer compressed it.
-func (t Topic) Compression() (codec segment.Compression, producer bool) {
+func (t Topic) Compression() (codec record.Compression, producer bool) {
 	switch ct := t.resolved().compressionType; ct {
 	case "producer":
-		return segment.CompressionNone, true
+		return record.CompressionNone, true
 	case "uncompressed":
-		return segment.CompressionNone, false
+		return record.CompressionNone, false
 	default:
-		c, _ := segment.ParseCompression(ct)
+		c, _ := record.ParseCompression(ct)
 		return c, false
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/varve/varve/compaction"
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/retention"
 	"github.com/varve/varve/segment"
 )
@@ -148,9 +149,9 @@ func TestCleanerConfig(t *testing.T) {
 func TestTopicAccessors(t *testing.T) {
 	cases := []struct {
 		ct       string
-		codec    segment.Compression
+		codec    record.Compression
 		producer bool
-	}{{"producer", segment.CompressionNone, true}, {"uncompressed", segment.CompressionNone, false}, {"zstd", segment.CompressionZstd, false}, {"lz4", segment.CompressionLZ4, false}, {"gzip", segment.CompressionGzip, false}, {"snappy", segment.CompressionSnappy, false}}
+	}{{"producer", record.CompressionNone, true}, {"uncompressed", record.CompressionNone, false}, {"zstd", record.CompressionZstd, false}, {"lz4", record.CompressionLZ4, false}, {"gzip", record.CompressionGzip, false}, {"snappy", record.CompressionSnappy, false}}
 	for _, c := range cases {
 		codec, producer := topic(t, Default(), map[string]string{"compression.type": c.ct}).Compression()
 		if codec != c.codec || producer != c.producer {
@@ -159,12 +160,12 @@ func TestTopicAccessors(t *testing.T) {
 	}
 	tp := topic(t, Default(), map[string]string{"message.timestamp.type": "LogAppendTime", "preallocate": "true",
 		"message.timestamp.before.max.ms": "1000", "message.timestamp.after.max.ms": "2000"})
-	if tp.MessageTimestampType() != segment.TimestampLogAppendTime || !tp.Preallocate() ||
+	if tp.MessageTimestampType() != record.TimestampLogAppendTime || !tp.Preallocate() ||
 		tp.MessageTimestampBeforeMax() != time.Second || tp.MessageTimestampAfterMax() != 2*time.Second {
 		t.Error("accessors disagree with the overrides")
 	}
 	var zero Topic
-	if zero.MessageTimestampType() != segment.TimestampCreateTime || zero.MinInsyncReplicas() != 1 || zero.SegmentConfig().SegmentBytes != 1<<30 {
+	if zero.MessageTimestampType() != record.TimestampCreateTime || zero.MinInsyncReplicas() != 1 || zero.SegmentConfig().SegmentBytes != 1<<30 {
 		t.Error("the zero Topic is not Kafka's defaults")
 	}
 }

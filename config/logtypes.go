@@ -4,8 +4,8 @@ import (
 	"errors"
 	"reflect"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/retention"
-	"github.com/varve/varve/segment"
 )
 
 // Value types that map straight onto the storage packages' own types.
@@ -16,9 +16,9 @@ var (
 		return v.Interface().(retention.CleanupPolicy).String()
 	}}
 	// tTimestamp is message.timestamp.type: CreateTime or LogAppendTime,
-	// stored as segment.TimestampType.
+	// stored as record.TimestampType.
 	tTimestamp = &valueType{"string", parseTimestampType, func(v reflect.Value) string {
-		return v.Interface().(segment.TimestampType).String()
+		return v.Interface().(record.TimestampType).String()
 	}}
 )
 
@@ -44,9 +44,9 @@ func parseCleanup(s string) (any, error) {
 func parseTimestampType(s string) (any, error) {
 	switch s {
 	case "CreateTime":
-		return segment.TimestampCreateTime, nil
+		return record.TimestampCreateTime, nil
 	case "LogAppendTime":
-		return segment.TimestampLogAppendTime, nil
+		return record.TimestampLogAppendTime, nil
 	}
 	return nil, errors.New("expected one of CreateTime, LogAppendTime")
 }

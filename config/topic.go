@@ -6,8 +6,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/retention"
-	"github.com/varve/varve/segment"
 )
 
 // Topic is a topic's configuration: Kafka's topic-level properties, each
@@ -28,7 +28,7 @@ type Topic struct {
 	indexIntervalBytes          int
 	maxCompactionLagMs          Millis
 	maxMessageBytes             int
-	messageTimestampType        segment.TimestampType
+	messageTimestampType        record.TimestampType
 	messageTimestampBeforeMaxMs Millis
 	messageTimestampAfterMaxMs  Millis
 	minCleanableDirtyRatio      float64

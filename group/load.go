@@ -6,8 +6,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/varve/varve/segment"
+	"github.com/varve/varve/record"
 )
 
 // Loading rebuilds a partition's groups from its records (Kafka's
@@ -51,9 +50,9 @@ func (c *Coordinator) Load(buf []byte) (int64, error) {
 	if ld == nil {
 		return 0, errors.New("group: Load without BeginLoad")
 	}
-	var recs []segment.Record
+	var recs []record.Record
 	for pos := 0; pos < len(buf); {
-		h, n, err := segment.NextBatch(buf[pos:], len(buf)-pos)
+		h, n, err := record.NextBatch(buf[pos:], len(buf)-pos)
 		if err != nil {
 			return ld.next, fmt.Errorf("__consumer_offsets-%d at byte %d: %w", c.partition, pos, err)
 		}
@@ -64,7 +63,7 @@ func (c *Coordinator) Load(buf []byte) (int64, error) {
 			ld.skipped += int(h.RecordCount)
 			continue
 		}
-		if recs, err = segment.DecodeBatch(batch, recs); err != nil {
+		if recs, err = record.DecodeBatch(batch, recs); err != nil {
 			return ld.next, fmt.Errorf("__consumer_offsets-%d batch at offset %d: %w", c.partition, h.BaseOffset, err)
 		}
 		for _, r := range recs {

@@ -3,7 +3,7 @@ package group
 import (
 	"sync"
 
-	"github.com/varve/varve/segment"
+	"github.com/varve/varve/record"
 )
 
 // Log is where a coordinator writes its records: its partition of
@@ -45,8 +45,8 @@ func (l *MemoryLog) Bytes() []byte {
 	for _, b := range l.batches {
 		start := len(out)
 		out = append(out, b...)
-		segment.SetBaseOffset(out[start:], next)
-		if h, err := segment.ParseHeader(b); err == nil {
+		record.SetBaseOffset(out[start:], next)
+		if h, err := record.ParseHeader(b); err == nil {
 			next += int64(h.LastOffsetDelta) + 1
 		}
 	}

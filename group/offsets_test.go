@@ -7,8 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/varve/varve/segment"
+	"github.com/varve/varve/record"
 )
 
 // Kafka: OffsetFetch answers -1 for partitions without a commit, and the
@@ -97,8 +96,8 @@ func TestCommitPartitionErrors(t *testing.T) {
 func TestCommitRecordFormat(t *testing.T) {
 	h := newHarness(t, testConfig())
 	h.commit("g", "", -1, "topic", map[int32]int64{3: 99})
-	var recs []segment.Record
-	for r, err := range segment.Records(h.log.Bytes()) {
+	var recs []record.Record
+	for r, err := range record.Records(h.log.Bytes()) {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,8 +6,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/varve/varve/segment"
+	"github.com/varve/varve/record"
 )
 
 // Record key versions in __consumer_offsets (the key's first int16):
@@ -89,9 +88,9 @@ type entry struct{ key, value []byte }
 // buildBatch makes one uncompressed v2 batch of entries stamped now, as
 // Kafka's coordinator writes them (no producer id, CreateTime).
 func buildBatch(entries []entry, now time.Time) ([]byte, error) {
-	b := segment.NewBatchBuilder(segment.CompressionNone)
+	b := record.NewBatchBuilder(record.CompressionNone)
 	for _, e := range entries {
-		b.Append(segment.Record{Key: e.key, Value: e.value, Timestamp: now.UnixMilli()})
+		b.Append(record.Record{Key: e.key, Value: e.value, Timestamp: now.UnixMilli()})
 	}
 	out, err := b.Build()
 	if err != nil {

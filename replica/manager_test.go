@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/replica"
 	"github.com/varve/varve/segment"
 	"github.com/varve/varve/segment/segmenttest"
@@ -160,7 +161,7 @@ func TestAppendWakesWaitersAndAdvancesHW(t *testing.T) {
 		t.Fatalf("hw %d", p.HighWatermark())
 	}
 	buf, _ := p.Log.ReadBytes(0, 1<<20)
-	h, _ := segment.ParseHeader(buf)
+	h, _ := record.ParseHeader(buf)
 	if h.PartitionLeaderEpoch != p.LeaderEpoch() {
 		t.Fatalf("stored leader epoch %d, want %d", h.PartitionLeaderEpoch, p.LeaderEpoch())
 	}

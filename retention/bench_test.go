@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/retention"
 	"github.com/varve/varve/segment"
 )
@@ -46,8 +47,8 @@ func BenchmarkEnforceBySegmentSize(b *testing.B) {
 func benchLog(b *testing.B, n int, value []byte) *segment.Log {
 	l := openLog(b, b.TempDir(), segment.Config{SegmentBytes: int64(len(value) + 200), MaxMessageBytes: len(value) + 200, FileDeleteDelay: time.Hour})
 	for range n {
-		bb := segment.NewBatchBuilder(segment.CompressionNone)
-		bb.Append(segment.Record{Key: []byte("k"), Value: value, Timestamp: t0.UnixMilli()})
+		bb := record.NewBatchBuilder(record.CompressionNone)
+		bb.Append(record.Record{Key: []byte("k"), Value: value, Timestamp: t0.UnixMilli()})
 		batch, err := bb.Build()
 		if err != nil {
 			b.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/retention"
 	"github.com/varve/varve/segment"
 )
@@ -21,8 +22,8 @@ func ExampleEnforce() {
 	defer l.Close()
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range 3 { // three segments, written an hour apart
-		b := segment.NewBatchBuilder(segment.CompressionNone)
-		b.Append(segment.Record{Key: []byte("k"), Value: []byte("v"), Timestamp: start.Add(time.Duration(i) * time.Hour).UnixMilli()})
+		b := record.NewBatchBuilder(record.CompressionNone)
+		b.Append(record.Record{Key: []byte("k"), Value: []byte("v"), Timestamp: start.Add(time.Duration(i) * time.Hour).UnixMilli()})
 		batch, _ := b.Build()
 		l.Append(batch)
 		l.Roll()

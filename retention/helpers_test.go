@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )
 
@@ -26,9 +27,9 @@ func openLog(t testing.TB, dir string, cfg segment.Config) *segment.Log {
 // ts (milliseconds; -1 for none).
 func batch(t testing.TB, n, valueSize int, ts int64) []byte {
 	t.Helper()
-	b := segment.NewBatchBuilder(segment.CompressionNone)
+	b := record.NewBatchBuilder(record.CompressionNone)
 	for i := 0; i < n; i++ {
-		b.Append(segment.Record{Key: []byte{byte(i)}, Value: make([]byte, valueSize), Timestamp: ts})
+		b.Append(record.Record{Key: []byte{byte(i)}, Value: make([]byte, valueSize), Timestamp: ts})
 	}
 	out, err := b.Build()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/retention"
 	"github.com/varve/varve/segment"
 )
@@ -172,11 +173,11 @@ func readOnce(l *segment.Log, offset int64) (int64, error) {
 	}
 	next := offset
 	for p := 0; p < len(buf); {
-		_, n, err := segment.NextBatch(buf[p:], 0)
+		_, n, err := record.NextBatch(buf[p:], 0)
 		if err != nil {
 			return next, err
 		}
-		h, err := segment.ValidateBatch(buf[p : p+n])
+		h, err := record.ValidateBatch(buf[p : p+n])
 		if err != nil {
 			return next, err
 		}

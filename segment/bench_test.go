@@ -11,6 +11,7 @@ import (
 
 	"github.com/varve/varve/benchmarks/storage"
 	"github.com/varve/varve/experiments/diskmodel"
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )
 
@@ -176,7 +177,7 @@ func BenchmarkAppendFlushEveryBatch(b *testing.B) {
 func BenchmarkAppendAllocs(b *testing.B) {
 	for _, records := range []int{1, 1000} {
 		b.Run(fmt.Sprintf("records=%d", records), func(b *testing.B) {
-			batch := benchBatch(b, records*48+segment.BatchHeaderSize, records)
+			batch := benchBatch(b, records*48+record.BatchHeaderSize, records)
 			l := benchLog(b, segment.Config{})
 			benchAppendN(b, l, batch, false)
 		})
@@ -188,7 +189,7 @@ func BenchmarkAppendAllocs(b *testing.B) {
 func TestAppendAllocsDoNotGrowWithRecordCount(t *testing.T) {
 	var allocs [2]float64
 	for i, records := range []int{1, 1000} {
-		batch, err := storage.MakeBatch(records*48+segment.BatchHeaderSize, records)
+		batch, err := storage.MakeBatch(records*48+record.BatchHeaderSize, records)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )
 
@@ -87,15 +88,15 @@ func readAndCheck(l *segment.Log) error {
 		return err
 	}
 	for p := 0; p < len(buf); {
-		h, err := segment.ValidateBatch(buf[p:])
+		h, err := record.ValidateBatch(buf[p:])
 		if err != nil {
 			// ValidateBatch wants exactly one batch; split first.
 			var n int
-			h, n, err = segment.NextBatch(buf[p:], len(buf)-p)
+			h, n, err = record.NextBatch(buf[p:], len(buf)-p)
 			if err != nil {
 				return err
 			}
-			if _, err := segment.ValidateBatch(buf[p : p+n]); err != nil {
+			if _, err := record.ValidateBatch(buf[p : p+n]); err != nil {
 				return err
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/varve/varve/index"
+	"github.com/varve/varve/record"
 )
 
 // Kafka's topic-level defaults (LogConfig / ServerLogConfigs).
@@ -151,8 +152,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: flush.messages=%d must be at least 1", ErrInvalidConfig, c.FlushMessages)
 	case c.FlushMs < 0:
 		return fmt.Errorf("%w: flush.ms=%v must not be negative", ErrInvalidConfig, c.FlushMs)
-	case c.MaxMessageBytes < BatchHeaderSize:
-		return fmt.Errorf("%w: max.message.bytes=%d must be at least %d", ErrInvalidConfig, c.MaxMessageBytes, BatchHeaderSize)
+	case c.MaxMessageBytes < record.BatchHeaderSize:
+		return fmt.Errorf("%w: max.message.bytes=%d must be at least %d", ErrInvalidConfig, c.MaxMessageBytes, record.BatchHeaderSize)
 	case c.FileDeleteDelay < 0:
 		return fmt.Errorf("%w: file.delete.delay.ms=%v must not be negative", ErrInvalidConfig, c.FileDeleteDelay)
 	case c.ProducerIDExpiration < time.Millisecond:

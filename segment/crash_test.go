@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/varve/varve/index"
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 	"github.com/varve/varve/segment/segmenttest"
 )
@@ -90,7 +91,7 @@ func reopenAndCheck(t *testing.T, dir string, want [][]byte) segment.RecoveryRep
 	equalBatches(t, readAll(t, l), want)
 	next := int64(0)
 	if len(want) > 0 {
-		h, _ := segment.ParseHeader(want[len(want)-1])
+		h, _ := record.ParseHeader(want[len(want)-1])
 		next = h.NextOffset()
 	}
 	if l.EndOffset() != next {
@@ -98,7 +99,7 @@ func reopenAndCheck(t *testing.T, dir string, want [][]byte) segment.RecoveryRep
 	}
 	// Every offset is found through the rebuilt indexes.
 	for _, w := range want {
-		h, _ := segment.ParseHeader(w)
+		h, _ := record.ParseHeader(w)
 		got, err := l.ReadBytes(h.LastOffset(), 1)
 		if err != nil || !bytes.Equal(got, w) {
 			t.Fatalf("read of offset %d: %v", h.LastOffset(), err)
@@ -131,7 +132,7 @@ func checkIndexes(t *testing.T, dir string) {
 		lastAt := map[int64]int64{} // position -> last offset
 		var lastOffset int64 = -1
 		for p := 0; p < len(data); {
-			h, n, err := segment.NextBatch(data[p:], len(data)-p)
+			h, n, err := record.NextBatch(data[p:], len(data)-p)
 			if err != nil {
 				t.Fatalf("%s: torn data at %d after recovery: %v", logPath, p, err)
 			}

@@ -1,21 +1,22 @@
 // Package segment is Varve's storage core: an append-only partition log
 // in Kafka's on-disk format, usable as a library without any broker.
+// Batches are built, validated and decoded by package record.
 //
 //	log, err := segment.Open(dir, segment.Config{SegmentBytes: 64 << 20, FlushMessages: 1})
-//	b := segment.NewBatchBuilder(segment.CompressionZstd)
-//	b.Append(segment.Record{Key: k, Value: v})
+//	b := record.NewBatchBuilder(record.CompressionZstd)
+//	b.Append(record.Record{Key: k, Value: v})
 //	batch, err := b.Build()
 //	info, err := log.Append(batch)            // info.FirstOffset .. info.LastOffset
 //	region, err := log.Read(info.FirstOffset, 1<<20) // hand region to a socket (sendfile)
 //	buf, err := log.ReadBytes(info.FirstOffset, 1<<20)
-//	for rec, err := range segment.Records(buf) { ... }
+//	for rec, err := range record.Records(buf) { ... }
 //
 // # Files
 //
 // A log is a directory (Kafka names it <topic>-<partition>) of segments.
 // A segment is three files named by its base offset in 20 digits:
 //
-//	00000000000000000000.log        RecordBatch v2 batches, verbatim (batch.go has the layout)
+//	00000000000000000000.log        RecordBatch v2 batches, verbatim (package record has the layout)
 //	00000000000000000000.index      8-byte entries: relative offset u32, position u32 (package index)
 //	00000000000000000000.timeindex  12-byte entries: timestamp i64, relative offset u32
 //	00000000000000000512.snapshot   idempotent producers' state at that offset (producer_snapshot.go)

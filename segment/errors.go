@@ -43,11 +43,6 @@ var (
 	// ErrInvalidTxnState: a non-transactional batch from a producer whose
 	// transaction is open (Kafka's INVALID_TXN_STATE).
 	ErrInvalidTxnState = errors.New("invalid transaction state")
-	// ErrInvalidRecord: a client batch Kafka's LogValidator refuses: a
-	// control batch, or a producer id with a negative sequence (Kafka's
-	// INVALID_RECORD). It comes wrapped in a *CorruptBatchError, so it
-	// also matches ErrCorruptBatch.
-	ErrInvalidRecord = errors.New("invalid record")
 	// ErrCorruptSnapshot: a producer-state snapshot file failed its
 	// version, length or CRC check; Open ignores and deletes such a file.
 	ErrCorruptSnapshot = errors.New("corrupt producer state snapshot")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )
 
@@ -18,9 +19,9 @@ func Example() {
 	}
 	defer log.Close()
 
-	b := segment.NewBatchBuilder(segment.CompressionZstd)
-	b.Append(segment.Record{Key: []byte("order-1"), Value: []byte("created")})
-	b.Append(segment.Record{Key: []byte("order-1"), Value: []byte("paid")})
+	b := record.NewBatchBuilder(record.CompressionZstd)
+	b.Append(record.Record{Key: []byte("order-1"), Value: []byte("created")})
+	b.Append(record.Record{Key: []byte("order-1"), Value: []byte("paid")})
 	batch, err := b.Build()
 	if err != nil {
 		panic(err)
@@ -35,7 +36,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	for rec, err := range segment.Records(buf) {
+	for rec, err := range record.Records(buf) {
 		if err != nil {
 			panic(err)
 		}

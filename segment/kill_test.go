@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 	"github.com/varve/varve/segment/segmenttest"
 )
@@ -98,7 +99,7 @@ func TestKillNineKeepsAcknowledgedAppends(t *testing.T) {
 			}
 			want := segmenttest.WithBase(b, first)
 			if !bytes.Equal(got, want) {
-				h, _ := segment.ParseHeader(got)
+				h, _ := record.ParseHeader(got)
 				t.Fatalf("round %d: batch at %d (ack'd up to %d) differs: got base %d, %d bytes", round, first, last, h.BaseOffset, len(got))
 			}
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )
 
@@ -59,7 +60,7 @@ func TestLogIsLinearizable(t *testing.T) {
 		l := open(t, t.TempDir(), segment.Config{SegmentBytes: 1024, FS: noSyncFS()})
 		var mu sync.Mutex
 		var history []porcupine.Operation
-		record := func(client int, in logOp, call time.Time, out int64) {
+		observe := func(client int, in logOp, call time.Time, out int64) {
 			mu.Lock()
 			history = append(history, porcupine.Operation{ClientId: client, Input: in, Call: call.UnixNano(), Output: out, Return: time.Now().UnixNano()})
 			mu.Unlock()
@@ -72,8 +73,8 @@ func TestLogIsLinearizable(t *testing.T) {
 				defer wg.Done()
 				for i := 0; i < 25; i++ {
 					id := w*100 + i
-					b := segment.NewBatchBuilder(segment.CompressionNone)
-					b.Append(segment.Record{Value: []byte(strconv.Itoa(id))})
+					b := record.NewBatchBuilder(record.CompressionNone)
+					b.Append(record.Record{Value: []byte(strconv.Itoa(id))})
 					batch, _ := b.Build()
 					call := time.Now()
 					info, err := l.Append(batch)
@@ -81,7 +82,7 @@ func TestLogIsLinearizable(t *testing.T) {
 						errs <- err
 						return
 					}
-					record(w, logOp{kind: "append", id: id}, call, info.FirstOffset)
+					observe(w, logOp{kind: "append", id: id}, call, info.FirstOffset)
 				}
 			}()
 		}
@@ -92,7 +93,7 @@ func TestLogIsLinearizable(t *testing.T) {
 				for i := 0; i < 40; i++ {
 					if i%5 == 0 {
 						call := time.Now()
-						record(10+r, logOp{kind: "end"}, call, l.EndOffset())
+						observe(10+r, logOp{kind: "end"}, call, l.EndOffset())
 						continue
 					}
 					off := rand.Int64N(80)
@@ -102,7 +103,7 @@ func TestLogIsLinearizable(t *testing.T) {
 						errs <- err
 						return
 					}
-					record(10+r, logOp{kind: "read", offset: off}, call, id)
+					observe(10+r, logOp{kind: "read", offset: off}, call, id)
 				}
 			}()
 		}
@@ -129,7 +130,7 @@ func readID(l *segment.Log, off int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	for rec, err := range segment.Records(buf) {
+	for rec, err := range record.Records(buf) {
 		if err != nil {
 			return 0, err
 		}

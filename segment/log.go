@@ -10,6 +10,7 @@ import (
 
 	"github.com/varve/varve/internal/invariants"
 	"github.com/varve/varve/pagecache"
+	"github.com/varve/varve/record"
 )
 
 // Log is the ordered segments of one partition: Kafka's UnifiedLog and
@@ -153,7 +154,7 @@ func (l *Log) AppendWithEpoch(b []byte, leaderEpoch int32) (AppendInfo, error) {
 }
 
 func (l *Log) appendLeader(b []byte, stamp bool, epoch int32) (AppendInfo, error) {
-	info, err := l.validate(b, ValidateClientBatch)
+	info, err := l.validate(b, record.ValidateClientBatch)
 	if err != nil {
 		return info, err
 	}
@@ -169,10 +170,10 @@ func (l *Log) appendLeader(b []byte, stamp bool, epoch int32) (AppendInfo, error
 	}
 	info.FirstOffset = next
 	for p := 0; p < len(b); {
-		h, _ := ParseHeader(b[p:])
-		SetBaseOffset(b[p:], next)
+		h, _ := record.ParseHeader(b[p:])
+		record.SetBaseOffset(b[p:], next)
 		if stamp {
-			SetPartitionLeaderEpoch(b[p:], epoch)
+			record.SetPartitionLeaderEpoch(b[p:], epoch)
 		}
 		next += int64(h.LastOffsetDelta) + 1
 		p += int(h.Size())
@@ -194,7 +195,7 @@ func (l *Log) appendLeader(b []byte, stamp bool, epoch int32) (AppendInfo, error
 // a follower does with what it fetched from the leader. The first batch
 // must start at or after the log end offset and offsets must increase.
 func (l *Log) AppendReplicated(b []byte) (AppendInfo, error) {
-	info, err := l.validate(b, ValidateBatch)
+	info, err := l.validate(b, record.ValidateBatch)
 	if err != nil {
 		return info, err
 	}
@@ -205,7 +206,7 @@ func (l *Log) AppendReplicated(b []byte) (AppendInfo, error) {
 	}
 	next := l.end.Load()
 	for p := 0; p < len(b); {
-		h, _ := ParseHeader(b[p:])
+		h, _ := record.ParseHeader(b[p:])
 		if h.BaseOffset < next {
 			l.mu.Unlock()
 			return info, fmt.Errorf("%s: %w: batch at offset %d, log end offset %d", l.dir, ErrNonContiguous, h.BaseOffset, next)
@@ -235,17 +236,17 @@ func (l *Log) AppendReplicated(b []byte) (AppendInfo, error) {
 // producer's batches (one record per offset, as Kafka's LogValidator
 // requires) and ValidateBatch for replicated ones (compaction may have
 // removed records).
-func (l *Log) validate(b []byte, check func([]byte) (BatchHeader, error)) (AppendInfo, error) {
+func (l *Log) validate(b []byte, check func([]byte) (record.BatchHeader, error)) (AppendInfo, error) {
 	info := AppendInfo{MaxTimestamp: noTimestamp, Bytes: len(b)}
 	if len(b) == 0 {
-		return info, fmt.Errorf("%s: %w: empty append", l.dir, ErrCorruptBatch)
+		return info, fmt.Errorf("%s: %w: empty append", l.dir, record.ErrCorruptBatch)
 	}
 	lim := l.limits.Load()
 	if int64(len(b)) > lim.segmentBytes {
 		return info, fmt.Errorf("%s: %w: %d bytes exceed segment.bytes=%d", l.dir, ErrRecordBatchTooLarge, len(b), lim.segmentBytes)
 	}
 	for p := 0; p < len(b); {
-		_, n, err := NextBatch(b[p:], lim.maxMessageBytes)
+		_, n, err := record.NextBatch(b[p:], lim.maxMessageBytes)
 		if err != nil {
 			return info, fmt.Errorf("%s: batch %d at byte %d: %w", l.dir, info.Batches, p, err)
 		}
@@ -276,7 +277,7 @@ func (l *Log) appendLocked(b []byte, info AppendInfo) error {
 	}
 	var next int64
 	for p := 0; p < len(b); {
-		h, _ := ParseHeader(b[p:])
+		h, _ := record.ParseHeader(b[p:])
 		s.track(h, pos+int64(p), int(h.Size()))
 		if err := s.maybeIndex(h, pos+int64(p)); err != nil {
 			return l.fail(err)
@@ -489,9 +490,9 @@ func (l *Log) ReadBytes(offset int64, maxBytes int) ([]byte, error) {
 // batches.
 func wholeBatches(buf []byte) int {
 	p := 0
-	for len(buf)-p >= LogOverhead {
-		h, err := ParseHeader(buf[p:])
-		if err != nil && len(buf)-p >= BatchHeaderSize || h.Size() < BatchHeaderSize || int64(len(buf)-p) < h.Size() {
+	for len(buf)-p >= record.LogOverhead {
+		h, err := record.ParseHeader(buf[p:])
+		if err != nil && len(buf)-p >= record.BatchHeaderSize || h.Size() < record.BatchHeaderSize || int64(len(buf)-p) < h.Size() {
 			break
 		}
 		p += int(h.Size())

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 	"github.com/varve/varve/segment/segmenttest"
 )
@@ -53,7 +54,7 @@ func readAll(t *testing.T, l *segment.Log) [][]byte {
 			t.Fatalf("read at %d (end %d): no batch", off, l.EndOffset())
 		}
 		for _, b := range bs {
-			h, _ := segment.ParseHeader(b)
+			h, _ := record.ParseHeader(b)
 			out = append(out, append([]byte(nil), b...))
 			off = h.NextOffset()
 		}
@@ -68,8 +69,8 @@ func equalBatches(t *testing.T, got, want [][]byte) {
 	}
 	for i := range want {
 		if !bytes.Equal(got[i], want[i]) {
-			gh, _ := segment.ParseHeader(got[i])
-			wh, _ := segment.ParseHeader(want[i])
+			gh, _ := record.ParseHeader(got[i])
+			wh, _ := record.ParseHeader(want[i])
 			t.Fatalf("batch %d differs: got base %d (%d bytes), want base %d (%d bytes)", i, gh.BaseOffset, len(got[i]), wh.BaseOffset, len(want[i]))
 		}
 	}
@@ -171,7 +172,7 @@ func TestRollOnSegmentBytes(t *testing.T) {
 	}
 	equalBatches(t, readAll(t, l), want)
 	more := appendN(t, l, 1, 1, 10, 99)
-	if h, _ := segment.ParseHeader(more[0]); h.BaseOffset != 200 {
+	if h, _ := record.ParseHeader(more[0]); h.BaseOffset != 200 {
 		t.Fatalf("append after reopen got offset %d, want 200", h.BaseOffset)
 	}
 }
@@ -331,7 +332,7 @@ func TestTruncateTo(t *testing.T) {
 	}
 	equalBatches(t, readAll(t, l), want[:15])
 	again := appendN(t, l, 2, 2, 100, 77)
-	if h, _ := segment.ParseHeader(again[0]); h.BaseOffset != 30 {
+	if h, _ := record.ParseHeader(again[0]); h.BaseOffset != 30 {
 		t.Fatalf("append after truncation at offset %d", h.BaseOffset)
 	}
 	l.Close()
@@ -555,7 +556,7 @@ func TestAppendWithEpochStampsTheLeaderEpoch(t *testing.T) {
 	buf, _ := l.ReadBytes(0, 1<<20)
 	var epochs []int32
 	for _, b := range segmenttest.Batches(t, buf) {
-		h, _ := segment.ParseHeader(b)
+		h, _ := record.ParseHeader(b)
 		epochs = append(epochs, h.PartitionLeaderEpoch)
 	}
 	if len(epochs) != 3 || epochs[0] != 7 || epochs[1] != 7 || epochs[2] == 7 {

@@ -9,6 +9,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 	"github.com/varve/varve/segment/segmenttest"
 )
@@ -24,7 +25,7 @@ func (m *logModel) end() int64 {
 	if len(m.batches) == 0 {
 		return m.start
 	}
-	h, _ := segment.ParseHeader(m.batches[len(m.batches)-1])
+	h, _ := record.ParseHeader(m.batches[len(m.batches)-1])
 	return h.NextOffset()
 }
 
@@ -32,7 +33,7 @@ func (m *logModel) end() int64 {
 func (m *logModel) visible() [][]byte {
 	var out [][]byte
 	for _, b := range m.batches {
-		if h, _ := segment.ParseHeader(b); h.LastOffset() >= m.start {
+		if h, _ := record.ParseHeader(b); h.LastOffset() >= m.start {
 			out = append(out, b)
 		}
 	}
@@ -84,7 +85,7 @@ func TestLogMatchesModel(t *testing.T) {
 					rt.Fatal(err)
 				}
 				for _, b := range m.batches {
-					if h, _ := segment.ParseHeader(b); h.LastOffset() >= off {
+					if h, _ := record.ParseHeader(b); h.LastOffset() >= off {
 						if !bytes.HasPrefix(got, b) {
 							rt.Fatalf("read at %d does not start with the batch at %d", off, h.BaseOffset)
 						}
@@ -107,7 +108,7 @@ func TestLogMatchesModel(t *testing.T) {
 				}
 				keep := m.batches[:0:0]
 				for _, b := range m.batches {
-					if h, _ := segment.ParseHeader(b); h.LastOffset() < off {
+					if h, _ := record.ParseHeader(b); h.LastOffset() < off {
 						keep = append(keep, b)
 					}
 				}
@@ -124,7 +125,7 @@ func TestLogMatchesModel(t *testing.T) {
 				m.start = l.StartOffset()
 				keep := m.batches[:0:0]
 				for _, b := range m.batches {
-					if h, _ := segment.ParseHeader(b); h.LastOffset() >= m.start {
+					if h, _ := record.ParseHeader(b); h.LastOffset() >= m.start {
 						keep = append(keep, b)
 					}
 				}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 	"github.com/varve/varve/segment/segmenttest"
 )
@@ -165,7 +166,7 @@ func checkProducerSequences(t *testing.T, l *segment.Log) {
 	t.Helper()
 	next := int32(0)
 	for _, b := range readAll(t, l) {
-		h, _ := segment.ParseHeader(b)
+		h, _ := record.ParseHeader(b)
 		if h.ProducerID != killPID {
 			t.Fatalf("batch at %d has producer %d", h.BaseOffset, h.ProducerID)
 		}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/varve/varve/record"
 )
 
 // A producer-state snapshot, <offset:%020d>.snapshot in the log
@@ -38,6 +40,9 @@ import (
 // any batch it replays from the log after the snapshot's offset, but not
 // of the four before it. These constants are part of Kafka's on-disk
 // format and must not change.
+// castagnoli is the CRC-32C table of a snapshot's checksum.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
 const (
 	SnapshotSuffix = ".snapshot" // LogFileUtils.PRODUCER_SNAPSHOT_FILE_SUFFIX
 
@@ -571,22 +576,22 @@ const headerWindow = 64 << 10
 
 // header returns the header of the batch at pos. It trusts the bytes:
 // they were validated when written or recovered.
-func (r *headerReader) header(pos int64) (BatchHeader, error) {
-	if pos < r.start || pos+BatchHeaderSize > r.end {
+func (r *headerReader) header(pos int64) (record.BatchHeader, error) {
+	if pos < r.start || pos+record.BatchHeaderSize > r.end {
 		if r.buf == nil {
 			r.buf = make([]byte, headerWindow)
 		}
 		n := int(min(int64(len(r.buf)), r.size-pos))
-		if n < BatchHeaderSize {
-			return BatchHeader{}, fmt.Errorf("%w: %d bytes at %d, less than a batch header", ErrCorruptLog, n, pos)
+		if n < record.BatchHeaderSize {
+			return record.BatchHeader{}, fmt.Errorf("%w: %d bytes at %d, less than a batch header", ErrCorruptLog, n, pos)
 		}
 		if _, err := r.f.ReadAt(r.buf[:n], pos); err != nil {
-			return BatchHeader{}, ioErr("read", r.f.Name(), err)
+			return record.BatchHeader{}, ioErr("read", r.f.Name(), err)
 		}
 		r.start, r.end = pos, pos+int64(n)
 	}
-	h := parseHeader(r.buf[pos-r.start:])
-	if h.Size() < BatchHeaderSize || pos+h.Size() > r.size {
+	h, _ := record.ParseHeader(r.buf[pos-r.start:]) // a short buffer gives a zero header, refused below
+	if h.Size() < record.BatchHeaderSize || pos+h.Size() > r.size {
 		return h, fmt.Errorf("%w: batch of %d bytes at %d overruns %d bytes", ErrCorruptLog, h.Size(), pos, r.size)
 	}
 	return h, nil
@@ -598,7 +603,7 @@ const maxMarkerBatch = 4096
 
 // whole returns the whole batch at pos, or nil when it is too large to
 // be a transaction marker worth decoding.
-func (r *headerReader) whole(pos int64, h BatchHeader) ([]byte, error) {
+func (r *headerReader) whole(pos int64, h record.BatchHeader) ([]byte, error) {
 	if h.Size() > maxMarkerBatch {
 		return nil, nil
 	}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/varve/varve/record"
 )
 
 // Idempotent-producer state: Kafka's ProducerStateManager,
@@ -95,15 +97,15 @@ type producerEntry struct {
 
 // emptyEntry is Kafka's ProducerStateEntry.empty: an unknown producer.
 func emptyEntry(pid int64) producerEntry {
-	return producerEntry{producerID: pid, epoch: NoProducerEpoch, coordinatorEpoch: -1,
-		lastTimestamp: NoTimestamp, txnFirstOffset: -1}
+	return producerEntry{producerID: pid, epoch: record.NoProducerEpoch, coordinatorEpoch: -1,
+		lastTimestamp: record.NoTimestamp, txnFirstOffset: -1}
 }
 
 func (e *producerEntry) isEmpty() bool { return e.n == 0 }
 
 func (e *producerEntry) lastSeq() int32 {
 	if e.n == 0 {
-		return NoSequence
+		return record.NoSequence
 	}
 	return e.batches[e.n-1].lastSeq
 }
@@ -160,7 +162,7 @@ func (e *producerEntry) update(next *producerEntry) {
 
 // findDuplicate returns the remembered batch with h's epoch and exact
 // sequence range, if any (Kafka's findDuplicateBatch).
-func (e *producerEntry) findDuplicate(h BatchHeader) (batchMetadata, bool) {
+func (e *producerEntry) findDuplicate(h record.BatchHeader) (batchMetadata, bool) {
 	if h.ProducerEpoch != e.epoch {
 		return batchMetadata{}, false
 	}
@@ -209,9 +211,9 @@ func decrementSequence(seq, dec int32) int32 {
 }
 
 // lastSequence is the sequence of h's last record, NoSequence if h has none.
-func lastSequence(h BatchHeader) int32 {
-	if h.BaseSequence == NoSequence {
-		return NoSequence
+func lastSequence(h record.BatchHeader) int32 {
+	if h.BaseSequence == record.NoSequence {
+		return record.NoSequence
 	}
 	return incrementSequence(h.BaseSequence, h.LastOffsetDelta)
 }
@@ -238,7 +240,7 @@ func newAppendInfo(current producerEntry, origin appendOrigin) producerAppendInf
 // appendBatch checks (for a client) and records one batch whose first
 // offset is firstOffset. markerEpoch is the coordinator epoch of a
 // transaction marker (control batch), -1 if unknown.
-func (a *producerAppendInfo) appendBatch(h BatchHeader, firstOffset int64, markerEpoch int32) error {
+func (a *producerAppendInfo) appendBatch(h record.BatchHeader, firstOffset int64, markerEpoch int32) error {
 	if h.IsControl() {
 		a.appendEndTxnMarker(h, markerEpoch)
 		return nil
@@ -272,20 +274,20 @@ func (a *producerAppendInfo) checkEpoch(epoch int16, offset int64) error {
 // sequence is accepted.
 func (a *producerAppendInfo) checkSequence(epoch int16, firstSeq int32, offset int64) error {
 	if epoch != a.updated.epoch {
-		if firstSeq != 0 && a.updated.epoch != NoProducerEpoch {
+		if firstSeq != 0 && a.updated.epoch != record.NoProducerEpoch {
 			return fmt.Errorf("%w: producer %d at offset %d: new epoch %d must start at sequence 0, not %d (current epoch %d)",
 				ErrOutOfOrderSequence, a.current.producerID, offset, epoch, firstSeq, a.updated.epoch)
 		}
 		return nil
 	}
-	lastSeq := int32(NoSequence)
+	lastSeq := int32(record.NoSequence)
 	switch {
 	case !a.updated.isEmpty():
 		lastSeq = a.updated.lastSeq()
 	case epoch == a.current.epoch:
 		lastSeq = a.current.lastSeq()
 	}
-	if a.current.epoch == NoProducerEpoch || inSequence(lastSeq, firstSeq) {
+	if a.current.epoch == record.NoProducerEpoch || inSequence(lastSeq, firstSeq) {
 		return nil
 	}
 	return fmt.Errorf("%w: producer %d at offset %d: sequence %d does not follow %d (epoch %d)",
@@ -294,7 +296,7 @@ func (a *producerAppendInfo) checkSequence(epoch int16, firstSeq int32, offset i
 
 // trackTxn opens a transaction at the first transactional batch and, for
 // a client, refuses a plain batch inside an open one.
-func (a *producerAppendInfo) trackTxn(h BatchHeader, firstOffset int64) error {
+func (a *producerAppendInfo) trackTxn(h record.BatchHeader, firstOffset int64) error {
 	switch open := a.updated.txnFirstOffset >= 0; {
 	case open && !h.IsTransactional() && a.origin == originClient:
 		return fmt.Errorf("%w: producer %d sent a non-transactional batch at offset %d inside its transaction begun at %d",
@@ -307,7 +309,7 @@ func (a *producerAppendInfo) trackTxn(h BatchHeader, firstOffset int64) error {
 
 // appendEndTxnMarker applies a COMMIT or ABORT marker. An empty control
 // batch (its marker removed by compaction) changes nothing, as in Kafka.
-func (a *producerAppendInfo) appendEndTxnMarker(h BatchHeader, coordinatorEpoch int32) {
+func (a *producerAppendInfo) appendEndTxnMarker(h record.BatchHeader, coordinatorEpoch int32) {
 	if h.RecordCount == 0 {
 		return
 	}
@@ -322,12 +324,12 @@ func (a *producerAppendInfo) appendEndTxnMarker(h BatchHeader, coordinatorEpoch 
 // checkClientBatch applies the producer checks of Kafka's LogValidator
 // to a client batch: no control batches, and a producer id needs a
 // sequence.
-func checkClientBatch(h BatchHeader) error {
+func checkClientBatch(h record.BatchHeader) error {
 	if h.IsControl() {
-		return corruptErr(h.BaseOffset, AttributesPos, ErrInvalidRecord, "clients are not allowed to write control records")
+		return invalidRecord(h, record.AttributesPos, "clients are not allowed to write control records")
 	}
 	if h.ProducerID >= 0 && h.BaseSequence < 0 {
-		return corruptErr(h.BaseOffset, BaseSequencePos, ErrInvalidRecord,
+		return invalidRecord(h, record.BaseSequencePos,
 			"invalid sequence number %d in record batch with producer id %d", h.BaseSequence, h.ProducerID)
 	}
 	return nil
@@ -381,7 +383,7 @@ func (m *producerStateManager) infoFor(pid int64, origin appendOrigin) *producer
 func (m *producerStateManager) analyze(b []byte, next int64, origin appendOrigin) (dup batchMetadata, isDup bool, err error) {
 	m.pending = m.pending[:0]
 	for p := 0; p < len(b); {
-		h := parseHeader(b[p:])
+		h, _ := record.ParseHeader(b[p:]) // b holds validated batches
 		size := int(h.Size())
 		first := h.BaseOffset
 		if origin == originClient {
@@ -400,7 +402,7 @@ func (m *producerStateManager) analyze(b []byte, next int64, origin appendOrigin
 	return dup, false, nil
 }
 
-func (m *producerStateManager) analyzeBatch(h BatchHeader, batch []byte, first int64, origin appendOrigin) (batchMetadata, bool, error) {
+func (m *producerStateManager) analyzeBatch(h record.BatchHeader, batch []byte, first int64, origin appendOrigin) (batchMetadata, bool, error) {
 	if h.ProducerID < 0 { // Kafka's hasProducerId: NO_PRODUCER_ID < producerId
 		return batchMetadata{}, false, nil
 	}
@@ -437,7 +439,7 @@ func (m *producerStateManager) commit(mapEnd int64) {
 // applyReplicated records one batch read back from the log or fetched
 // from a leader, without checks. batch may hold the header only unless
 // h is a control batch.
-func (m *producerStateManager) applyReplicated(h BatchHeader, batch []byte) {
+func (m *producerStateManager) applyReplicated(h record.BatchHeader, batch []byte) {
 	m.pending = m.pending[:0]
 	if _, _, err := m.analyzeBatch(h, batch, h.BaseOffset, originReplication); err != nil {
 		// Unreachable: replicated batches are not checked.
@@ -461,10 +463,10 @@ func (m *producerStateManager) applyReplicatedBatches(b []byte, mapEnd int64) {
 // marker: the value of a control batch's one record is version i16,
 // coordinatorEpoch i32 (Kafka's EndTransactionMarker). -1 if unreadable.
 func markerCoordinatorEpoch(batch []byte) int32 {
-	if len(batch) <= BatchHeaderSize {
+	if len(batch) <= record.BatchHeaderSize {
 		return -1
 	}
-	recs, err := DecodeBatch(batch, nil)
+	recs, err := record.DecodeBatch(batch, nil)
 	if err != nil || len(recs) == 0 || len(recs[0].Value) < 6 {
 		return -1
 	}
@@ -554,4 +556,11 @@ func (l *Log) Producers() []ProducerState {
 		out[i] = e.export()
 	}
 	return out
+}
+
+// invalidRecord is Kafka's INVALID_RECORD for the batch h, at byte pos of
+// the batch.
+func invalidRecord(h record.BatchHeader, pos int64, format string, args ...any) error {
+	return &record.CorruptBatchError{Offset: h.BaseOffset, Pos: pos, Err: record.ErrInvalidRecord,
+		Reason: fmt.Sprintf(format, args...)}
 }

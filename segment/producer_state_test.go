@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )
 
@@ -38,14 +39,14 @@ func (b idem) build(t testing.TB) []byte {
 }
 
 func (b idem) bytes() ([]byte, error) {
-	bb := segment.NewBatchBuilder(segment.CompressionNone)
+	bb := record.NewBatchBuilder(record.CompressionNone)
 	bb.SetProducer(b.pid, b.epoch, b.seq)
 	ts := b.ts
 	if ts == 0 {
 		ts = time.Now().UnixMilli()
 	}
 	for i := 0; i < b.n; i++ {
-		bb.Append(segment.Record{Key: []byte(fmt.Sprintf("p%d-e%d-s%d-%d", b.pid, b.epoch, b.seq, i)),
+		bb.Append(record.Record{Key: []byte(fmt.Sprintf("p%d-e%d-s%d-%d", b.pid, b.epoch, b.seq, i)),
 			Value: make([]byte, 40), Timestamp: ts})
 	}
 	return bb.Build()
@@ -256,11 +257,11 @@ func TestProducerClientBatchChecks(t *testing.T) {
 	l := open(t, t.TempDir(), quietConfig())
 	defer l.Close()
 	noSeq := idem{pid: 7, seq: -1, n: 1}.build(t)
-	if _, err := l.Append(noSeq); !errors.Is(err, segment.ErrInvalidRecord) || !errors.Is(err, segment.ErrCorruptBatch) {
+	if _, err := l.Append(noSeq); !errors.Is(err, record.ErrInvalidRecord) || !errors.Is(err, record.ErrCorruptBatch) {
 		t.Fatalf("batch with a producer id and no sequence: %v", err)
 	}
-	ctrl := withAttributes(idem{pid: 7, seq: 0, n: 1}.build(t), segment.AttrControl)
-	if _, err := l.Append(ctrl); !errors.Is(err, segment.ErrInvalidRecord) {
+	ctrl := withAttributes(idem{pid: 7, seq: 0, n: 1}.build(t), record.AttrControl)
+	if _, err := l.Append(ctrl); !errors.Is(err, record.ErrInvalidRecord) {
 		t.Fatalf("control batch from a client: %v", err)
 	}
 	if l.EndOffset() != 0 {
@@ -270,10 +271,10 @@ func TestProducerClientBatchChecks(t *testing.T) {
 
 // withAttributes sets attribute bits and recomputes the CRC.
 func withAttributes(b []byte, bits int16) []byte {
-	attrs := int16(b[segment.AttributesPos])<<8 | int16(b[segment.AttributesPos+1]) | bits
-	b[segment.AttributesPos], b[segment.AttributesPos+1] = byte(attrs>>8), byte(attrs)
-	crc := crc32.Checksum(b[segment.AttributesPos:], crc32.MakeTable(crc32.Castagnoli))
-	b[segment.CRCPos], b[segment.CRCPos+1], b[segment.CRCPos+2], b[segment.CRCPos+3] = byte(crc>>24), byte(crc>>16), byte(crc>>8), byte(crc)
+	attrs := int16(b[record.AttributesPos])<<8 | int16(b[record.AttributesPos+1]) | bits
+	b[record.AttributesPos], b[record.AttributesPos+1] = byte(attrs>>8), byte(attrs)
+	crc := crc32.Checksum(b[record.AttributesPos:], crc32.MakeTable(crc32.Castagnoli))
+	b[record.CRCPos], b[record.CRCPos+1], b[record.CRCPos+2], b[record.CRCPos+3] = byte(crc>>24), byte(crc>>16), byte(crc>>8), byte(crc)
 	return b
 }
 
@@ -285,7 +286,7 @@ func TestAppendReplicatedUpdatesProducerStateWithoutChecks(t *testing.T) {
 	off := int64(0)
 	for _, b := range []idem{{pid: 7, epoch: 2, seq: 0, n: 2}, {pid: 7, epoch: 2, seq: 10, n: 1}, {pid: 7, epoch: 1, seq: 3, n: 1}} {
 		raw := b.build(t)
-		segment.SetBaseOffset(raw, off)
+		record.SetBaseOffset(raw, off)
 		if _, err := l.AppendReplicated(raw); err != nil {
 			t.Fatalf("replicated %+v: %v", b, err)
 		}
@@ -592,9 +593,9 @@ func BenchmarkProducerAppend(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if batch.pid >= 0 {
-					binary.BigEndian.PutUint32(raw[segment.BaseSequencePos:], uint32(i*batch.n))
+					binary.BigEndian.PutUint32(raw[record.BaseSequencePos:], uint32(i*batch.n))
 				}
-				binary.BigEndian.PutUint32(raw[segment.CRCPos:], crc32.Checksum(raw[segment.AttributesPos:], table))
+				binary.BigEndian.PutUint32(raw[record.CRCPos:], crc32.Checksum(raw[record.AttributesPos:], table))
 				if _, err := l.Append(raw); err != nil {
 					b.Fatal(err)
 				}

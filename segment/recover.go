@@ -14,6 +14,7 @@ import (
 
 	"github.com/varve/varve/index"
 	"github.com/varve/varve/pagecache"
+	"github.com/varve/varve/record"
 )
 
 // RecoveryReport says what Open found and repaired.
@@ -509,21 +510,21 @@ func (r *chunkReader) window(pos int64, n int) ([]byte, error) {
 
 // batch returns the valid batch at pos, or a reason why the bytes at pos
 // are not one. expect is the smallest base offset allowed.
-func (r *chunkReader) batch(pos, expect, segBase int64) ([]byte, BatchHeader, string, error) {
-	if r.size-pos < BatchHeaderSize {
-		return nil, BatchHeader{}, fmt.Sprintf("torn batch: %d trailing bytes", r.size-pos), nil
+func (r *chunkReader) batch(pos, expect, segBase int64) ([]byte, record.BatchHeader, string, error) {
+	if r.size-pos < record.BatchHeaderSize {
+		return nil, record.BatchHeader{}, fmt.Sprintf("torn batch: %d trailing bytes", r.size-pos), nil
 	}
-	hb, err := r.window(pos, BatchHeaderSize)
+	hb, err := r.window(pos, record.BatchHeaderSize)
 	if err != nil {
-		return nil, BatchHeader{}, "", err
+		return nil, record.BatchHeader{}, "", err
 	}
-	h, err := ParseHeader(hb)
+	h, err := record.ParseHeader(hb)
 	if err != nil {
 		return nil, h, err.Error(), nil
 	}
 	size := h.Size()
 	switch {
-	case h.Length < BatchHeaderSize-LogOverhead:
+	case h.Length < record.BatchHeaderSize-record.LogOverhead:
 		return nil, h, fmt.Sprintf("bad length %d", h.Length), nil
 	case size > r.size-pos:
 		return nil, h, fmt.Sprintf("torn batch: length %d, %d bytes left", size, r.size-pos), nil
@@ -534,7 +535,7 @@ func (r *chunkReader) batch(pos, expect, segBase int64) ([]byte, BatchHeader, st
 	if err != nil {
 		return nil, h, "", err
 	}
-	if _, err := ValidateBatch(b); err != nil {
+	if _, err := record.ValidateBatch(b); err != nil {
 		return nil, h, err.Error(), nil
 	}
 	if h.BaseOffset < expect || h.LastOffset()-segBase > math.MaxInt32 {

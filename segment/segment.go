@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/varve/varve/index"
+	"github.com/varve/varve/record"
 )
 
 // File name suffixes, as Kafka's LogFileUtils names them.
@@ -178,7 +179,7 @@ func (s *Segment) timeWaitedForRoll(newMaxTs int64) time.Duration {
 
 // append writes one whole, validated batch at the end of the segment and
 // indexes it as Kafka's LogSegment.append does. REQUIRES the writer lock.
-func (s *Segment) append(b []byte, h BatchHeader) error {
+func (s *Segment) append(b []byte, h record.BatchHeader) error {
 	pos := s.size.Load()
 	if _, err := s.log.WriteAt(b, pos); err != nil {
 		return ioErr("append", s.Path(), err)
@@ -193,7 +194,7 @@ func (s *Segment) append(b []byte, h BatchHeader) error {
 }
 
 // track updates the segment's timestamp bookkeeping for a batch at pos.
-func (s *Segment) track(h BatchHeader, pos int64, size int) {
+func (s *Segment) track(h record.BatchHeader, pos int64, size int) {
 	if s.rollingBase == noTimestamp && pos == 0 {
 		s.rollingBase = h.MaxTimestamp
 	}
@@ -206,7 +207,7 @@ func (s *Segment) track(h BatchHeader, pos int64, size int) {
 // maybeIndex adds index entries once index.interval.bytes have passed
 // since the last one. As in Kafka, the test happens before this batch's
 // bytes are counted, so a segment's first batch is never indexed.
-func (s *Segment) maybeIndex(h BatchHeader, pos int64) error {
+func (s *Segment) maybeIndex(h record.BatchHeader, pos int64) error {
 	if s.bytesSinceIndex > s.cfg.IndexIntervalBytes {
 		if err := s.offsets.Append(h.LastOffset(), pos); err != nil {
 			return fmt.Errorf("segment %s: offset index: %w", FilenamePrefix(s.base), err)
@@ -221,23 +222,23 @@ func (s *Segment) maybeIndex(h BatchHeader, pos int64) error {
 }
 
 // header reads the batch header at pos.
-func (s *Segment) header(pos int64, buf *[BatchHeaderSize]byte) (BatchHeader, error) {
+func (s *Segment) header(pos int64, buf *[record.BatchHeaderSize]byte) (record.BatchHeader, error) {
 	if _, err := s.log.ReadAt(buf[:], pos); err != nil {
-		return BatchHeader{}, ioErr("read", s.Path(), err)
+		return record.BatchHeader{}, ioErr("read", s.Path(), err)
 	}
-	return ParseHeader(buf[:])
+	return record.ParseHeader(buf[:])
 }
 
 // translate finds the first batch at or after startPos whose last offset
 // is at least offset, looking no further than limit bytes. It returns
 // its position and header, or found=false.
-func (s *Segment) translate(offset, startPos, limit int64) (pos int64, h BatchHeader, found bool, err error) {
-	var buf [BatchHeaderSize]byte
-	for pos = startPos; pos+BatchHeaderSize <= limit; pos += h.Size() {
+func (s *Segment) translate(offset, startPos, limit int64) (pos int64, h record.BatchHeader, found bool, err error) {
+	var buf [record.BatchHeaderSize]byte
+	for pos = startPos; pos+record.BatchHeaderSize <= limit; pos += h.Size() {
 		if h, err = s.header(pos, &buf); err != nil {
 			return 0, h, false, err
 		}
-		if h.Size() < BatchHeaderSize {
+		if h.Size() < record.BatchHeaderSize {
 			return 0, h, false, fmt.Errorf("%w: %s at %d: batch length %d", ErrCorruptLog, s.Path(), pos, h.Length)
 		}
 		if h.LastOffset() >= offset {
@@ -351,8 +352,8 @@ func (s *Segment) reloadState() error {
 	if te := s.times.LastEntry(); te.Timestamp != noTimestamp {
 		s.maxTimestamp, s.offsetOfMaxTimestamp = te.Timestamp, te.Offset
 	}
-	var buf [BatchHeaderSize]byte
-	if size >= BatchHeaderSize {
+	var buf [record.BatchHeaderSize]byte
+	if size >= record.BatchHeaderSize {
 		h, err := s.header(0, &buf)
 		if err != nil {
 			return err
@@ -372,7 +373,7 @@ func (s *Segment) reloadState() error {
 		if err != nil {
 			return err
 		}
-		if h.Size() < BatchHeaderSize || pos+h.Size() > size {
+		if h.Size() < record.BatchHeaderSize || pos+h.Size() > size {
 			return fmt.Errorf("%w: %s at %d: batch of %d bytes overruns the segment (%d bytes)", ErrCorruptLog, s.Path(), pos, h.Size(), size)
 		}
 		if h.MaxTimestamp > s.maxTimestamp {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/varve/varve/record"
 )
 
 // A CleanedSegment is a segment a cleaner writes beside the live ones:
@@ -28,7 +30,7 @@ func (l *Log) NewCleanedSegment(base int64) (*CleanedSegment, error) {
 // Append writes whole, valid batches that already carry their offsets.
 func (c *CleanedSegment) Append(b []byte) error {
 	for p := 0; p < len(b); {
-		h, n, err := NextBatch(b[p:], len(b)-p)
+		h, n, err := record.NextBatch(b[p:], len(b)-p)
 		if err != nil {
 			return fmt.Errorf("cleaned segment %s: %w", FilenamePrefix(c.s.base), err)
 		}

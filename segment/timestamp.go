@@ -2,6 +2,8 @@ package segment
 
 import (
 	"fmt"
+
+	"github.com/varve/varve/record"
 )
 
 // OffsetForTime finds the first record whose timestamp is at least ts
@@ -36,8 +38,8 @@ func (s *Segment) findTimestamp(ts, startOffset int64) (int64, int64, bool, erro
 	from := max(s.times.Lookup(ts).Offset, startOffset)
 	pos := s.offsets.Lookup(from).Position
 	size := s.size.Load()
-	var hbuf [BatchHeaderSize]byte
-	var recs []Record
+	var hbuf [record.BatchHeaderSize]byte
+	var recs []record.Record
 	for pos < size {
 		h, err := s.header(pos, &hbuf)
 		if err != nil {
@@ -48,7 +50,7 @@ func (s *Segment) findTimestamp(ts, startOffset int64) (int64, int64, bool, erro
 			if _, err := s.log.ReadAt(b, pos); err != nil {
 				return 0, 0, false, ioErr("read", s.Path(), err)
 			}
-			if recs, err = DecodeBatch(b, recs[:0]); err != nil {
+			if recs, err = record.DecodeBatch(b, recs[:0]); err != nil {
 				return 0, 0, false, fmt.Errorf("segment %s at %d: %w", FilenamePrefix(s.base), pos, err)
 			}
 			for _, r := range recs {

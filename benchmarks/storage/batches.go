@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/varve/varve/segment"
+	"github.com/varve/varve/record"
 )
 
 // Record layout used by MakeBatch: an 8-byte key and a value of random
@@ -29,7 +29,7 @@ func MakeBatch(size, records int) ([]byte, error) {
 	if records < 1 {
 		return nil, fmt.Errorf("storage: make batch: %d records", records)
 	}
-	valueSize := max(0, (size-segment.BatchHeaderSize)/records-batchKeySize-recordOverhead)
+	valueSize := max(0, (size-record.BatchHeaderSize)/records-batchKeySize-recordOverhead)
 	best, err := buildBatch(records, valueSize)
 	// The overhead per record is a bound; grow the values into the room left.
 	for i := 0; i < 4 && err == nil; i++ {
@@ -54,13 +54,13 @@ func buildBatch(records, valueSize int) ([]byte, error) {
 	rng := rand.New(rand.NewPCG(uint64(records), uint64(valueSize)))
 	value := make([]byte, valueSize)
 	key := make([]byte, batchKeySize)
-	b := segment.NewBatchBuilder(segment.CompressionNone)
+	b := record.NewBatchBuilder(record.CompressionNone)
 	for i := 0; i < records; i++ {
 		for j := 0; j+8 <= len(value); j += 8 {
 			binary.LittleEndian.PutUint64(value[j:], rng.Uint64())
 		}
 		binary.BigEndian.PutUint64(key, uint64(i))
-		b.Append(segment.Record{Key: key, Value: value, Timestamp: batchBaseTime + int64(i)})
+		b.Append(record.Record{Key: key, Value: value, Timestamp: batchBaseTime + int64(i)})
 	}
 	return b.Build()
 }

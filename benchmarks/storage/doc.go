@@ -8,7 +8,7 @@
 //
 // Run measures, in a private directory it removes when it returns:
 //
-//	validate/<size>          segment.ValidateBatch on one goroutine (CPU only)    >= 3 GB/s
+//	validate/<size>          record.ValidateBatch on one goroutine (CPU only)    >= 3 GB/s
 //	allocs/append <n> rec.   heap allocations per Log.Append, 1 vs 1000 records   equal
 //	append/<size>            Log.Append of LogBytes in 64 KiB..1 MiB batches,
 //	                         no fsync per batch, timed to the end of a Flush     >= 0.90x SeqWriteBps

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )
 
@@ -99,9 +100,9 @@ func SequentialPass(l *segment.Log, buf []byte, task Task) (int64, error) {
 // batches and the offset after the last of them.
 func wholeBatches(buf []byte) (int, int64) {
 	p, next := 0, int64(-1)
-	for len(buf)-p >= segment.BatchHeaderSize {
-		h, err := segment.ParseHeader(buf[p:])
-		if err != nil || h.Size() < segment.BatchHeaderSize || int64(len(buf)-p) < h.Size() {
+	for len(buf)-p >= record.BatchHeaderSize {
+		h, err := record.ParseHeader(buf[p:])
+		if err != nil || h.Size() < record.BatchHeaderSize || int64(len(buf)-p) < h.Size() {
 			break
 		}
 		p += int(h.Size())

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/varve/varve/experiments/diskmodel"
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )
 
@@ -142,7 +143,7 @@ func TestMakeBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := segment.ValidateClientBatch(b)
+		h, err := record.ValidateClientBatch(b)
 		if err != nil {
 			t.Fatalf("%+v: %v", c, err)
 		}
@@ -196,7 +197,7 @@ func TestBatchReaderReadsTheBatchHoldingTheOffset(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := segment.ValidateBatch(b)
+		h, err := record.ValidateBatch(b)
 		if err != nil || h.BaseOffset > off || h.LastOffset() < off {
 			t.Errorf("offset %d: batch [%d, %d], err %v", off, h.BaseOffset, h.LastOffset(), err)
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )
 
@@ -20,7 +21,7 @@ const (
 	allocSlack          = 0.5  // allocations per append: equal within half an allocation
 )
 
-// validation measures segment.ValidateBatch alone, on one core.
+// validation measures record.ValidateBatch alone, on one core.
 func (s *suite) validation() error {
 	for _, size := range ValidateBatchSizes {
 		batch, err := MakeBatch(size, recordsFor(size))
@@ -71,7 +72,7 @@ func (s *suite) allocsFor(records, n int) (float64, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(dir)
-	batch, err := MakeBatch(records*48+segment.BatchHeaderSize, records)
+	batch, err := MakeBatch(records*48+record.BatchHeaderSize, records)
 	if err != nil {
 		return 0, err
 	}

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/varve/varve/segment"
+	"github.com/varve/varve/record"
 )
 
-// Validate runs segment.ValidateBatch (header checks and CRC-32C over the
+// Validate runs record.ValidateBatch (header checks and CRC-32C over the
 // batch, records not decoded: the produce-path check) on batch again and
 // again within lim, on the calling goroutine, and returns the bytes/s it
 // reached: a CPU-only figure of one core. segment's
@@ -18,7 +18,7 @@ func Validate(batch []byte, lim Limit, task Task) (float64, error) {
 	start := time.Now()
 	for !lim.done(ops, bytes, start) {
 		for range 64 { // amortise the clock reads of lim.done
-			if _, err := segment.ValidateBatch(batch); err != nil {
+			if _, err := record.ValidateBatch(batch); err != nil {
 				return 0, fmt.Errorf("storage: validate: %w", err)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )
 
@@ -42,12 +43,12 @@ func makeDumpLog(t *testing.T, n int) testLog {
 	}
 	tl := testLog{dir: dir}
 	for i := 0; i < n; i++ {
-		b := segment.NewBatchBuilder(segment.CompressionNone)
+		b := record.NewBatchBuilder(record.CompressionNone)
 		for j := 0; j < 3; j++ {
-			r := segment.Record{
+			r := record.Record{
 				Key:       []byte(fmt.Sprintf("key-%d-%d", i, j)),
 				Value:     []byte(fmt.Sprintf("value %d/%d", i, j)),
-				Headers:   []segment.Header{{Key: "h", Value: []byte("v")}},
+				Headers:   []record.Header{{Key: "h", Value: []byte("v")}},
 				Timestamp: dumpTestTS + int64(3*i+j),
 			}
 			if i == 1 && j == 0 {
@@ -85,7 +86,7 @@ func readStoredBatches(t *testing.T, dir string) []storedBatch {
 			t.Fatal(err)
 		}
 		for pos := 0; pos < len(data); {
-			_, size, err := segment.NextBatch(data[pos:], 0)
+			_, size, err := record.NextBatch(data[pos:], 0)
 			if err != nil {
 				t.Fatalf("%s at %d: %v", p, pos, err)
 			}
@@ -118,7 +119,7 @@ func runDump(t *testing.T, args ...string) string {
 // (printBatchLevel), with baseTimestamp added, written out field by field.
 func wantBatchLine(t *testing.T, b storedBatch, valid bool) string {
 	t.Helper()
-	h, err := segment.ParseHeader(b.bytes)
+	h, err := record.ParseHeader(b.bytes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +259,7 @@ func TestDumpFlippedByteShowsInvalidCRCAndContinues(t *testing.T) {
 	b := tl.batches[0]
 	p, _ := cutCopy(t, tl, 0, 0)
 	data, _ := os.ReadFile(tl.segmentFile(b.seg, segment.LogSuffix))
-	data[b.pos+segment.RecordsPos+10] ^= 0x01 // inside the first record
+	data[b.pos+record.RecordsPos+10] ^= 0x01 // inside the first record
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +277,7 @@ func TestDumpFlippedByteShowsInvalidCRCAndContinues(t *testing.T) {
 	if !strings.HasSuffix(batchLines[0], "isvalid: false") || !strings.HasSuffix(batchLines[1], "isvalid: true") {
 		t.Errorf("want the first batch invalid and the second valid:\n%s", out)
 	}
-	stored := binary.BigEndian.Uint32(data[b.pos+segment.CRCPos:])
+	stored := binary.BigEndian.Uint32(data[b.pos+record.CRCPos:])
 	for _, want := range []string{
 		fmt.Sprintf("  invalid batch: record batch crc mismatch: stored crc = %d, computed crc = ", stored),
 		"  records decoded although the crc does not match:",
@@ -333,7 +334,7 @@ func TestDumpOffsetIndexCheckedAgainstLog(t *testing.T) {
 		found := false
 		for _, b := range tl.batches {
 			if b.seg == 0 && b.pos == pos {
-				h, _ := segment.ParseHeader(b.bytes)
+				h, _ := record.ParseHeader(b.bytes)
 				found = h.LastOffset() == off
 			}
 		}
@@ -473,11 +474,11 @@ func TestDumpCompressedTransactionalBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := segment.NewBatchBuilder(segment.CompressionZstd)
+	b := record.NewBatchBuilder(record.CompressionZstd)
 	b.SetProducer(7, 1, 100)
 	b.SetTransactional(true)
 	for i := 0; i < 3; i++ {
-		b.Append(segment.Record{Key: []byte("k"), Value: bytes.Repeat([]byte("z"), 200), Timestamp: dumpTestTS})
+		b.Append(record.Record{Key: []byte("k"), Value: bytes.Repeat([]byte("z"), 200), Timestamp: dumpTestTS})
 	}
 	batch, err := b.Build()
 	if err != nil {
@@ -509,7 +510,7 @@ func TestLastSequenceWraps(t *testing.T) {
 	}{
 		{-1, 5, -1}, {0, 0, 0}, {10, 4, 14}, {math.MaxInt32 - 1, 3, 1}, {math.MaxInt32, 0, math.MaxInt32},
 	} {
-		if got := lastSequence(segment.BatchHeader{BaseSequence: c.base, LastOffsetDelta: c.delta}); got != c.want {
+		if got := lastSequence(record.BatchHeader{BaseSequence: c.base, LastOffsetDelta: c.delta}); got != c.want {
 			t.Errorf("lastSequence(%d, %d) = %d, want %d", c.base, c.delta, got, c.want)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/varve/varve/index"
+	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )
 
@@ -26,7 +27,7 @@ type logHeaders struct {
 	missing bool // no .log file beside the index
 	size    int64
 	pos     []int64
-	hdr     []segment.BatchHeader
+	hdr     []record.BatchHeader
 }
 
 // loadLogHeaders scans the .log file of the segment an index belongs to.
@@ -54,21 +55,21 @@ func indexExtension(path string) string {
 }
 
 // at returns the batch that starts at byte pos.
-func (lh *logHeaders) at(pos int64) (segment.BatchHeader, bool) {
+func (lh *logHeaders) at(pos int64) (record.BatchHeader, bool) {
 	i := sort.Search(len(lh.pos), func(i int) bool { return lh.pos[i] >= pos })
 	if i < len(lh.pos) && lh.pos[i] == pos {
 		return lh.hdr[i], true
 	}
-	return segment.BatchHeader{}, false
+	return record.BatchHeader{}, false
 }
 
 // holding returns the first batch whose last offset is at least offset.
-func (lh *logHeaders) holding(offset int64) (segment.BatchHeader, bool) {
+func (lh *logHeaders) holding(offset int64) (record.BatchHeader, bool) {
 	i := sort.Search(len(lh.hdr), func(i int) bool { return lh.hdr[i].LastOffset() >= offset })
 	if i < len(lh.hdr) {
 		return lh.hdr[i], true
 	}
-	return segment.BatchHeader{}, false
+	return record.BatchHeader{}, false
 }
 
 // lastOffset is the last offset in the log, or base-1 when it is empty.
@@ -220,7 +221,7 @@ func (d *dumper) dumpTimeIndex(path string) error {
 		return nil
 	}
 	var problems []string
-	prevTS := int64(segment.NoTimestamp)
+	prevTS := int64(record.NoTimestamp)
 	for i := 0; i < f.entries; i++ {
 		e := f.timeEntry(i)
 		if e.Offset == f.base && (i > 0 || e.Timestamp == 0) { // zeros, as above

@@ -7,15 +7,15 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/varve/varve/segment"
+	"github.com/varve/varve/record"
 )
 
 // logDump is the state of the dump of one .log file.
 type logDump struct {
 	d       *dumper
 	path    string
-	dec     segment.BatchDecoder
-	recs    []segment.Record
+	dec     record.BatchDecoder
+	recs    []record.Record
 	fixed   []byte     // copy of a batch with a bad CRC, re-summed to decode it
 	last    int64      // last record offset printed, -1 before the first
 	gaps    [][2]int64 // non-consecutive record offsets (Kafka reports them)
@@ -75,7 +75,7 @@ func (ld *logDump) finish(t scanTail) {
 // does, with baseTimestamp added.
 func formatBatch(b scannedBatch) string {
 	h := b.Header
-	if h.Magic != segment.MagicV2 {
+	if h.Magic != record.MagicV2 {
 		return fmt.Sprintf("offset: %d position: %d size: %d magic: %d isvalid: false",
 			h.BaseOffset, b.Pos, len(b.Bytes), h.Magic)
 	}
@@ -95,9 +95,9 @@ func formatBatch(b scannedBatch) string {
 
 // lastSequence is Kafka's DefaultRecordBatch.lastSequence: the base
 // sequence plus the last offset delta, wrapping past MaxInt32 to 0.
-func lastSequence(h segment.BatchHeader) int64 {
-	if h.BaseSequence == segment.NoSequence {
-		return segment.NoSequence
+func lastSequence(h record.BatchHeader) int64 {
+	if h.BaseSequence == record.NoSequence {
+		return record.NoSequence
 	}
 	base, delta := int64(h.BaseSequence), int64(h.LastOffsetDelta)
 	if base > math.MaxInt32-delta {
@@ -108,7 +108,7 @@ func lastSequence(h segment.BatchHeader) int64 {
 
 // describeBatchError turns a validation error into "what: detail".
 func describeBatchError(err error) string {
-	var ce *segment.CorruptBatchError
+	var ce *record.CorruptBatchError
 	if errors.As(err, &ce) {
 		return fmt.Sprintf("%v: %s", ce.Err, ce.Reason)
 	}

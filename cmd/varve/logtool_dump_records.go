@@ -11,7 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/varve/varve/segment"
+	"github.com/varve/varve/record"
 )
 
 var dumpCastagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -21,13 +21,13 @@ var dumpCastagnoli = crc32.MakeTable(crc32.Castagnoli)
 // fault is its CRC is decoded anyway (from a copy with the CRC re-summed),
 // since seeing its records is the point of dumping a damaged log.
 func (ld *logDump) records(b scannedBatch) {
-	if b.Header.Magic != segment.MagicV2 {
+	if b.Header.Magic != record.MagicV2 {
 		return
 	}
 	buf := b.Bytes
-	if errors.Is(b.Invalid, segment.ErrCRCMismatch) {
+	if errors.Is(b.Invalid, record.ErrCRCMismatch) {
 		ld.fixed = append(ld.fixed[:0], buf...)
-		binary.BigEndian.PutUint32(ld.fixed[segment.CRCPos:], crc32.Checksum(ld.fixed[segment.AttributesPos:], dumpCastagnoli))
+		binary.BigEndian.PutUint32(ld.fixed[record.CRCPos:], crc32.Checksum(ld.fixed[record.AttributesPos:], dumpCastagnoli))
 		buf = ld.fixed
 		ld.d.printf("  records decoded although the crc does not match:\n")
 	}
@@ -53,11 +53,11 @@ func (ld *logDump) noteOffset(off int64) {
 
 // formatRecord renders a record as Kafka's tool does, then its key,
 // payload and headers.
-func (ld *logDump) formatRecord(h segment.BatchHeader, r *segment.Record) string {
+func (ld *logDump) formatRecord(h record.BatchHeader, r *record.Record) string {
 	var sb strings.Builder
-	seq := int64(segment.NoSequence)
-	if h.BaseSequence != segment.NoSequence {
-		seq = lastSequence(segment.BatchHeader{BaseSequence: h.BaseSequence, LastOffsetDelta: int32(r.Offset - h.BaseOffset)})
+	seq := int64(record.NoSequence)
+	if h.BaseSequence != record.NoSequence {
+		seq = lastSequence(record.BatchHeader{BaseSequence: h.BaseSequence, LastOffsetDelta: int32(r.Offset - h.BaseOffset)})
 	}
 	keys := make([]string, len(r.Headers))
 	for i, hd := range r.Headers {
@@ -132,7 +132,7 @@ func isPrintableBytes(b []byte) bool {
 // controlRecord describes a control record (Kafka's ControlRecordType and
 // EndTransactionMarker): key = version i16, type i16; value of an ABORT or
 // COMMIT marker = version i16, coordinatorEpoch i32.
-func controlRecord(r *segment.Record) string {
+func controlRecord(r *record.Record) string {
 	if len(r.Key) < 4 {
 		return fmt.Sprintf("controlType: unreadable key %s", showBytes(r.Key, 16))
 	}

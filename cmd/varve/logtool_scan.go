@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/varve/varve/segment"
+	"github.com/varve/varve/record"
 )
 
 // errBadFileName: a segment file whose name is not a 20-digit base offset.
@@ -18,9 +18,9 @@ var errBadFileName = errors.New("not a segment file name")
 // scanner's buffer and is valid until the next batch is read.
 type scannedBatch struct {
 	Pos    int64
-	Header segment.BatchHeader
+	Header record.BatchHeader
 	Bytes  []byte
-	// Invalid is why the batch fails segment.ValidateBatch (a CRC
+	// Invalid is why the batch fails record.ValidateBatch (a CRC
 	// mismatch, an inconsistent header, a magic other than 2), nil when it
 	// passes.
 	Invalid error
@@ -92,15 +92,15 @@ func (s *logScanner) next() (scannedBatch, bool, error) {
 	if left == 0 {
 		return scannedBatch{}, false, nil
 	}
-	if left < segment.BatchHeaderSize {
-		s.tail.Reason = fmt.Sprintf("torn batch: %d trailing bytes, a batch header has %d", left, segment.BatchHeaderSize)
+	if left < record.BatchHeaderSize {
+		s.tail.Reason = fmt.Sprintf("torn batch: %d trailing bytes, a batch header has %d", left, record.BatchHeaderSize)
 		return scannedBatch{}, false, nil
 	}
-	hdr, err := s.r.Peek(segment.BatchHeaderSize)
+	hdr, err := s.r.Peek(record.BatchHeaderSize)
 	if err != nil {
 		return scannedBatch{}, false, err
 	}
-	size := int64(segment.LogOverhead) + int64(int32(binary.BigEndian.Uint32(hdr[segment.LengthPos:])))
+	size := int64(record.LogOverhead) + int64(int32(binary.BigEndian.Uint32(hdr[record.LengthPos:])))
 	if reason := s.badSize(size, left); reason != "" {
 		s.tail.Reason = reason
 		return scannedBatch{}, false, nil
@@ -113,11 +113,11 @@ func (s *logScanner) next() (scannedBatch, bool, error) {
 		return scannedBatch{}, false, err
 	}
 	b := scannedBatch{Pos: s.pos, Bytes: s.buf}
-	b.Header, _ = segment.ParseHeader(s.buf)
-	if b.Header.Magic == segment.MagicV2 {
-		_, b.Invalid = segment.ValidateBatch(s.buf)
+	b.Header, _ = record.ParseHeader(s.buf)
+	if b.Header.Magic == record.MagicV2 {
+		_, b.Invalid = record.ValidateBatch(s.buf)
 	} else {
-		b.Invalid = fmt.Errorf("magic %d: only magic %d batches are decoded", b.Header.Magic, segment.MagicV2)
+		b.Invalid = fmt.Errorf("magic %d: only magic %d batches are decoded", b.Header.Magic, record.MagicV2)
 	}
 	s.pos += size
 	return b, true, nil
@@ -127,8 +127,8 @@ func (s *logScanner) next() (scannedBatch, bool, error) {
 // bytes remaining, or "".
 func (s *logScanner) badSize(size, left int64) string {
 	switch {
-	case size < segment.BatchHeaderSize:
-		return fmt.Sprintf("batch length %d is below the minimum %d", size-segment.LogOverhead, segment.BatchHeaderSize-segment.LogOverhead)
+	case size < record.BatchHeaderSize:
+		return fmt.Sprintf("batch length %d is below the minimum %d", size-record.LogOverhead, record.BatchHeaderSize-record.LogOverhead)
 	case size > int64(s.maxBatch):
 		return fmt.Sprintf("batch of %d bytes is larger than the maximum %d", size, s.maxBatch)
 	case size > left:

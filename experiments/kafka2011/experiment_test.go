@@ -12,16 +12,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/varve/varve/segment"
+	"github.com/varve/varve/record"
 )
 
 // buildBatch encodes n of the paper's messages (null key, 200-byte value,
 // one timestamp) with the project's Kafka v2 encoder.
 func buildBatch(t *testing.T, n int, base int64) []byte {
 	t.Helper()
-	b := segment.NewBatchBuilder(segment.CompressionNone)
+	b := record.NewBatchBuilder(record.CompressionNone)
 	for range n {
-		b.Append(segment.Record{Timestamp: 1_700_000_000_000, Value: bytes.Repeat([]byte{'A'}, messageSize)})
+		b.Append(record.Record{Timestamp: 1_700_000_000_000, Value: bytes.Repeat([]byte{'A'}, messageSize)})
 	}
 	out, err := b.Build()
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/varve/varve/segment"
+	"github.com/varve/varve/record"
 )
 
 // Batch builds an uncompressed batch of n records whose values are
@@ -23,9 +23,9 @@ func Batch(tb testing.TB, n, valueSize int, seed, ts int64) []byte {
 
 // MakeBatch is Batch for callers without a testing.TB.
 func MakeBatch(n, valueSize int, seed, ts int64) ([]byte, error) {
-	b := segment.NewBatchBuilder(segment.CompressionNone)
+	b := record.NewBatchBuilder(record.CompressionNone)
 	for i := 0; i < n; i++ {
-		b.Append(segment.Record{Key: Key(seed, i), Value: Value(seed, i, valueSize), Timestamp: ts})
+		b.Append(record.Record{Key: Key(seed, i), Value: Value(seed, i, valueSize), Timestamp: ts})
 	}
 	return b.Build()
 }
@@ -52,7 +52,7 @@ func Value(seed int64, i, size int) []byte {
 // stores it.
 func WithBase(batch []byte, base int64) []byte {
 	c := append([]byte(nil), batch...)
-	segment.SetBaseOffset(c, base)
+	record.SetBaseOffset(c, base)
 	return c
 }
 
@@ -61,7 +61,7 @@ func Batches(tb testing.TB, buf []byte) [][]byte {
 	tb.Helper()
 	var out [][]byte
 	for p := 0; p < len(buf); {
-		_, n, err := segment.NextBatch(buf[p:], len(buf)-p)
+		_, n, err := record.NextBatch(buf[p:], len(buf)-p)
 		if err != nil {
 			break
 		}

@@ -1,4 +1,4 @@
-package segment
+package record
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package segment
+package record
 
 import (
 	"encoding/binary"
@@ -398,6 +398,12 @@ var (
 	ErrInvalidRecordCount = errors.New("invalid record count")
 	ErrCRCMismatch        = errors.New("record batch crc mismatch")
 	ErrCorruptRecord      = errors.New("corrupt record")
+
+	// ErrInvalidRecord: a client batch Kafka's LogValidator refuses: a
+	// control batch, or a producer id with a negative sequence (Kafka's
+	// INVALID_RECORD). It comes wrapped in a *CorruptBatchError, so it
+	// also matches ErrCorruptBatch.
+	ErrInvalidRecord = errors.New("invalid record")
 )
 
 // CorruptBatchError says which batch failed, where, and why.
@@ -409,7 +415,7 @@ type CorruptBatchError struct {
 }
 
 func (e *CorruptBatchError) Error() string {
-	return fmt.Sprintf("segment: batch at offset %d, byte %d: %v: %s", e.Offset, e.Pos, e.Err, e.Reason)
+	return fmt.Sprintf("record: batch at offset %d, byte %d: %v: %s", e.Offset, e.Pos, e.Err, e.Reason)
 }
 
 // Unwrap returns the sentinel.
