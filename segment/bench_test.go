@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/varve/varve/benchmarks/storage"
-	"github.com/varve/varve/experiments/diskmodel"
+	"github.com/varve/varve/diskmodel"
 	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/varve/varve/experiments/diskmodel"
+	"github.com/varve/varve/diskmodel"
 	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
 )

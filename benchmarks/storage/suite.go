@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/varve/varve/experiments/diskmodel"
+	"github.com/varve/varve/diskmodel"
 )
 
 // Sizes and budgets of the suite.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/varve/varve/benchmarks/storage"
-	"github.com/varve/varve/experiments/diskmodel"
+	"github.com/varve/varve/diskmodel"
 )
 
 // The run command of the README must work on a fresh machine: calibrate,

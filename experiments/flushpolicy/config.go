@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/varve/varve/experiments/diskmodel"
+	"github.com/varve/varve/diskmodel"
 	"github.com/varve/varve/experiments/internal/flagval"
 )
 

@@ -8,7 +8,7 @@
 // shutdown, and leaves durability to replication. This experiment appends
 // to one segment.Log under each setting and measures what a producer gets
 // (append throughput and latency) against what an OS crash or power loss
-// could take (the data at risk), each beside experiments/diskmodel's
+// could take (the data at risk), each beside diskmodel's
 // prediction for this machine.
 //
 // # Running

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/varve/varve/experiments/diskmodel"
+	"github.com/varve/varve/diskmodel"
 )
 
 // fakeCalibration is a plausible disk: 1 GB/s sequential writes, 2 GB/s

@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/varve/varve/experiments/diskmodel"
+	"github.com/varve/varve/diskmodel"
 )
 
 // prediction is what the disk model says a run should show. Every figure

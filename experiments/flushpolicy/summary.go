@@ -66,7 +66,7 @@ func (e *experiment) writeModel(b *strings.Builder) {
 		return
 	}
 	c := e.model
-	fmt.Fprintf(b, "## Disk model (experiments/diskmodel, taken %s, quick=%v, load average %.2f)\n\n",
+	fmt.Fprintf(b, "## Disk model (diskmodel, taken %s, quick=%v, load average %.2f)\n\n",
 		c.Taken.Format(time.RFC3339), c.Quick, c.LoadAvg1)
 	b.WriteString("| sequential write | page-cache write | write+fdatasync 4 KiB (p99) | write+fdatasync 1 MiB (p99) |\n|---|---|---|---|\n")
 	fmt.Fprintf(b, "| %.0f MB/s | %.0f MB/s | %.0f µs (%.0f µs) | %.0f µs (%.0f µs) |\n\n",
@@ -182,7 +182,7 @@ const methodNotes = `## Method
   EndOffset - RecoveryPoint, which also counts an append in progress.
 - fsyncs are counted at the log's file seam (benchmarks/storage.SyncTimer): fdatasync of the .log files;
   index msyncs are not counted.
-- Models (experiments/diskmodel, see doc.go of this experiment): flush.messages=N with m records per batch fsyncs
+- Models (diskmodel, see doc.go of this experiment): flush.messages=N with m records per batch fsyncs
   every g = ceil(N/m) batches, so throughput is PredictWriteWithFsync(bytes, batch, g); a latency quantile q is
   FsyncLatency(g*batch) when q > 1-1/g and a page-cache write of one batch otherwise; the time-weighted risk is
   derived in doc.go. Without flush.messages, appends never wait for an fsync: PredictPageCacheWrite. flush.ms=T

@@ -7,7 +7,7 @@
 // of one file. This experiment appends the same total bytes, in the same
 // batches, round-robin into 1, 4, 16, 64, 256 and 1,024 partitions (one
 // segment.Log each) under a per-partition fsync policy, and reports the
-// throughput beside a model of the device built from experiments/diskmodel.
+// throughput beside a model of the device built from diskmodel.
 //
 // # Running
 //

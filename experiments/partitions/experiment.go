@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/varve/varve/experiments/diskmodel"
+	"github.com/varve/varve/diskmodel"
 )
 
 // experiment is the state of one invocation.

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/varve/varve/benchmarks/storage"
-	"github.com/varve/varve/experiments/diskmodel"
+	"github.com/varve/varve/diskmodel"
 	"github.com/varve/varve/segment"
 )
 

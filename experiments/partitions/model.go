@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/varve/varve/experiments/diskmodel"
+	"github.com/varve/varve/diskmodel"
 )
 
 // prediction is the disk model's account of one run (see doc.go, "Model").

@@ -73,7 +73,7 @@ func (e *experiment) writeModel(b *strings.Builder) {
 		return
 	}
 	c := e.model
-	fmt.Fprintf(b, "## Disk model (experiments/diskmodel, taken %s, quick=%v, load average %.2f)\n\n",
+	fmt.Fprintf(b, "## Disk model (diskmodel, taken %s, quick=%v, load average %.2f)\n\n",
 		c.Taken.Format(time.RFC3339), c.Quick, c.LoadAvg1)
 	b.WriteString("| sequential write | page-cache write | write+fdatasync 4 KiB | write+fdatasync 1 MiB | random 4 KiB read (the seek) |\n|---|---|---|---|---|\n")
 	fmt.Fprintf(b, "| %.0f MB/s | %.0f MB/s | %.0f µs | %.0f µs | %.0f µs |\n\n",

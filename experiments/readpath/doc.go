@@ -49,7 +49,7 @@
 // consumer), so getrusage of the sending process counts only the send path;
 // they hash what they receive and a run fails on any wrong byte. The clock
 // runs from the server's "go" to the last consumer's "done". Catch-up runs
-// are compared with experiments/diskmodel's sequential-read, cold
+// are compared with diskmodel's sequential-read, cold
 // buffered-read and seek predictions (ratios predicted/measured), tail runs
 // with its page-cache read prediction.
 //

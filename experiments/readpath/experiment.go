@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/varve/varve/experiments/diskmodel"
+	"github.com/varve/varve/diskmodel"
 )
 
 // experiment is the state of one invocation.

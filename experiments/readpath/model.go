@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/varve/varve/experiments/diskmodel"
+	"github.com/varve/varve/diskmodel"
 )
 
 // modelPrediction is what the disk model says a run should take, and the

@@ -65,7 +65,7 @@ func (e *experiment) writeModel(b *strings.Builder) {
 		return
 	}
 	c := e.model
-	fmt.Fprintf(b, "## Disk model (experiments/diskmodel, taken %s, quick=%v)\n\n", c.Taken.Format(time.RFC3339), c.Quick)
+	fmt.Fprintf(b, "## Disk model (diskmodel, taken %s, quick=%v)\n\n", c.Taken.Format(time.RFC3339), c.Quick)
 	fmt.Fprintf(b, "| sequential read | cold buffered read | page-cache read | random 4 KiB read | read method | resident after DONTNEED |\n|---|---|---|---|---|---|\n")
 	fmt.Fprintf(b, "| %.2f GB/s | %.2f GB/s | %.2f GB/s | %s | %s | %.3f |\n\n",
 		c.SeqReadBps/1e9, c.ColdBufferedReadBps/1e9, c.PageCacheReadBps/1e9, c.RandRead4K, c.ReadMethod, c.ColdResident)

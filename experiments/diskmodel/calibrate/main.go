@@ -19,7 +19,7 @@ import (
 	"os/signal"
 	"time"
 
-	"github.com/varve/varve/experiments/diskmodel"
+	"github.com/varve/varve/diskmodel"
 )
 
 func main() {

@@ -11,6 +11,10 @@
 //
 // From the command line: go run ./experiments/diskmodel/calibrate -dir DIR.
 //
+// It is a leaf, below everything that measures with it: `varve log bench`
+// (through benchmarks/storage), the packages' testing.B benchmarks and the
+// experiments. It imports nothing of Varve's.
+//
 // # Measurements
 //
 // Calibrate works in a private temp directory inside dir and removes it
