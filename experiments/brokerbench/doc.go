@@ -21,7 +21,7 @@
 //
 // Every Varve case also reports the broker's CPU seconds per GB produced or
 // consumed, from the server's Prometheus metrics (process_cpu_seconds_total
-// and the broker byte counters). Results go to results/<date>[-quick]/:
+// and the broker byte counters). Results go to results/<YYYY-MM-DD>/ (results/quick/ for -quick):
 // results.csv and summary.md, with the load average before and after; the
 // machine is shared, so compare brokers within one run, not across runs.
 package main

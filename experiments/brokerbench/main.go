@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/varve/varve/benchmarks/kafkabench"
+	"github.com/varve/varve/experiments/internal/harness"
 )
 
 type options struct {
@@ -26,7 +27,7 @@ type options struct {
 func main() {
 	var o options
 	flag.BoolVar(&o.quick, "quick", false, "a small smoke run")
-	flag.StringVar(&o.out, "out", "", "results directory (default experiments/brokerbench/results/<date>[-quick])")
+	flag.StringVar(&o.out, "out", "", "results directory (default experiments/brokerbench/results/<YYYY-MM-DD>, -quick: results/quick)")
 	flag.Int64Var(&o.records, "records", 1_000_000, "records per produce case")
 	flag.Int64Var(&o.syncRecords, "sync-records", 20_000, "records per one-record-per-request case")
 	flag.Int64Var(&o.consumeBytes, "consume-bytes", 2<<30, "bytes in the topic the consume case reads from its start")
@@ -41,11 +42,7 @@ func main() {
 		o.records, o.syncRecords, o.consumeBytes = 50_000, 2_000, 64<<20
 	}
 	if o.out == "" {
-		name := time.Now().Format("2006-01-02")
-		if o.quick {
-			name += "-quick"
-		}
-		o.out = filepath.Join("experiments", "brokerbench", "results", name)
+		o.out = harness.OutDir(filepath.Join("experiments", "brokerbench", "results"), time.Now(), o.quick)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

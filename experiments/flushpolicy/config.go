@@ -52,7 +52,7 @@ func parseFlags(args []string) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("flushpolicy", flag.ContinueOnError)
 	fs.StringVar(&c.dir, "dir", os.TempDir(), "directory under which the logs are written (and removed); the disk model is calibrated there")
-	fs.StringVar(&c.out, "out", "experiments/flushpolicy/results", "results root; a subdirectory named by date is written")
+	fs.StringVar(&c.out, "out", "experiments/flushpolicy/results", "results root: a full run writes <root>/<YYYY-MM-DD>/, -quick writes <root>/quick/")
 	policies := fs.String("policies", defaultPolicies, "comma-separated flush policies: never, messages=N (flush.messages), ms=N (flush.ms)")
 	batches := fs.String("batch-sizes", "1KiB,16KiB,256KiB", "comma-separated batch sizes")
 	appenders := fs.String("appenders", "1,2,4,8,16", "group commit: comma-separated counts of concurrent appenders (flush.messages=1)")

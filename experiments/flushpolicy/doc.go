@@ -19,7 +19,7 @@
 //	go run ./experiments/flushpolicy          # full run, a few minutes
 //
 // It shows a progress bar and writes, under
-// experiments/flushpolicy/results/<date>[-quick]/:
+// experiments/flushpolicy/results/<YYYY-MM-DD>/ (results/quick/ for -quick):
 //
 //	flushpolicy.csv         one row per run (columns: csvHeader in output.go)
 //	risk_timeseries.csv     every data-at-risk sample of the first repetition

@@ -4,73 +4,49 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"time"
 
-	"github.com/varve/varve/diskmodel"
+	"github.com/varve/varve/experiments/internal/harness"
+	"github.com/varve/varve/experiments/internal/progress"
 )
 
 // experiment is the state of one invocation.
 type experiment struct {
-	cfg      config
-	model    *diskmodel.Calibration
-	progress *progressBar
-	results  []result
-	machine  machineInfo
-	started  time.Time
-	ended    time.Time
+	*harness.Session
+	cfg     config
+	results []result
 }
 
 // run performs the whole experiment and writes its outputs; it returns the
 // results directory.
 func run(ctx context.Context, cfg config) (string, error) {
-	e := &experiment{cfg: cfg, started: time.Now(), machine: readMachine()}
-	outDir := filepath.Join(cfg.out, e.started.Format("2006-01-02"))
-	if cfg.quick {
-		outDir += "-quick"
-	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return "", err
-	}
-	plan := e.plan()
-	e.progress = newProgress(os.Stderr, len(plan), !cfg.noProgress)
-	err := e.execute(ctx, plan)
-	e.progress.Finish()
-	e.ended = time.Now()
-	e.machine.LoadEnd = loadAvg()
+	s, err := harness.Start(cfg.out, cfg.quick)
 	if err != nil {
 		return "", err
 	}
-	return outDir, e.writeOutputs(outDir)
+	e := &experiment{Session: s, cfg: cfg}
+	plan := e.plan()
+	e.Bar = progress.New(os.Stderr, len(plan), !cfg.noProgress)
+	err = e.execute(ctx, plan)
+	e.End()
+	if err != nil {
+		return "", err
+	}
+	return e.Out, e.writeOutputs(e.Out)
 }
 
 // execute calibrates and performs every run.
 func (e *experiment) execute(ctx context.Context, plan []runSpec) error {
-	switch {
-	case e.cfg.calibration != nil:
-		e.model = e.cfg.calibration
-	case !e.cfg.noModel:
-		e.progress.Stage("calibrating the disk model")
-		m, err := loadModel(ctx, e.cfg.dir, e.cfg.maxCalAge, e.cfg.quick)
-		if err != nil {
-			return fmt.Errorf("disk model: %w", err)
-		}
-		e.model = m
+	err := e.LoadModel(ctx, harness.ModelOptions{Dir: e.cfg.dir, MaxAge: e.cfg.maxCalAge, Quick: e.cfg.quick,
+		Given: e.cfg.calibration, Skip: e.cfg.noModel})
+	if err != nil {
+		return err
 	}
-	for _, spec := range plan {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		e.progress.Stage(spec.String())
+	e.results, err = harness.Execute(ctx, e.Bar, plan, func(ctx context.Context, spec runSpec) (result, error) {
 		res, err := e.runOne(ctx, spec)
-		if err != nil {
-			return fmt.Errorf("%s: %w", spec, err)
-		}
 		res.model = e.predict(res)
-		e.results = append(e.results, res)
-		e.progress.Done()
-	}
-	return nil
+		return res, err
+	})
+	return err
 }
 
 // plan orders the runs: repetitions outermost, so slow drift in the
@@ -108,15 +84,4 @@ func (s runSpec) String() string {
 }
 
 // sizeName is 1KiB, 16KiB, 1MiB...
-func sizeName(n int) string {
-	if n >= 1<<30 && n%(1<<30) == 0 {
-		return fmt.Sprintf("%dGiB", n>>30)
-	}
-	if n >= 1<<20 && n%(1<<20) == 0 {
-		return fmt.Sprintf("%dMiB", n>>20)
-	}
-	if n%(1<<10) == 0 {
-		return fmt.Sprintf("%dKiB", n>>10)
-	}
-	return fmt.Sprintf("%dB", n)
-}
+func sizeName(n int) string { return harness.SizeName(int64(n)) }

@@ -1,8 +1,9 @@
 package main
 
 import (
-	"slices"
 	"time"
+
+	"github.com/varve/varve/experiments/internal/harness"
 )
 
 // cell is the median over repetitions of one run spec.
@@ -43,15 +44,15 @@ func (e *experiment) medians() map[runSpec]cell {
 }
 
 func cellOf(rs []result) cell {
-	f := func(get func(result) float64) float64 { return median(rs, get) }
+	f := func(get func(result) float64) float64 { return harness.MedianOf(rs, get) }
 	usOf := func(get func(result) time.Duration) float64 {
 		return f(func(r result) float64 { return float64(get(r)) / 1e3 })
 	}
 	return cell{
 		r: rs[0], n: len(rs),
 		mbps:            f(result.mbps),
-		mbpsMin:         extreme(rs, result.mbps, false),
-		mbpsMax:         extreme(rs, result.mbps, true),
+		mbpsMin:         harness.MinOf(rs, result.mbps),
+		mbpsMax:         harness.MaxOf(rs, result.mbps),
 		modelMbps:       f(func(r result) float64 { return r.model.mbps(r) }),
 		ratio:           f(func(r result) float64 { return r.model.ratio }),
 		p50:             usOf(func(r result) time.Duration { return r.lat.P50 }),
@@ -70,31 +71,4 @@ func cellOf(rs []result) cell {
 		drainMs:         f(func(r result) float64 { return r.drain * 1e3 }),
 		fsyncMBps:       f(result.fsyncMBps),
 	}
-}
-
-func median(rs []result, get func(result) float64) float64 {
-	v := make([]float64, len(rs))
-	for i, r := range rs {
-		v[i] = get(r)
-	}
-	slices.Sort(v)
-	if len(v) == 0 {
-		return 0
-	}
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
-}
-
-// extreme is the minimum (or maximum) of get over rs.
-func extreme(rs []result, get func(result) float64, largest bool) float64 {
-	v := make([]float64, len(rs))
-	for i, r := range rs {
-		v[i] = get(r)
-	}
-	if largest {
-		return slices.Max(v)
-	}
-	return slices.Min(v)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"math"
 	"time"
 
@@ -21,16 +20,6 @@ type prediction struct {
 	riskMean       float64 // time-weighted mean of messages acknowledged and not fsynced
 	riskMax        float64
 	fsyncs         float64 // fsyncs during the run
-}
-
-// loadModel calibrates the disk under dir, or reuses a calibration of the
-// same device younger than maxAge.
-func loadModel(ctx context.Context, dir string, maxAge time.Duration, quick bool) (*diskmodel.Calibration, error) {
-	c, err := diskmodel.LoadOrCalibrate(ctx, dir, maxAge, diskmodel.Options{Quick: quick})
-	if err != nil {
-		return nil, err
-	}
-	return &c, nil
 }
 
 // shape is what the models need to know about a run.
@@ -57,10 +46,10 @@ func (e *experiment) shapeOf(r result) shape {
 
 // predict compares a run with the model; zero without a model.
 func (e *experiment) predict(r result) prediction {
-	if e.model == nil || r.seconds <= 0 {
+	if e.Model == nil || r.seconds <= 0 {
 		return prediction{}
 	}
-	c, s := *e.model, e.shapeOf(r)
+	c, s := *e.Model, e.shapeOf(r)
 	p := prediction{ok: true}
 	var t time.Duration
 	if s.group > 0 {

@@ -1,25 +1,24 @@
 package main
 
 import (
-	"encoding/csv"
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/varve/varve/experiments/internal/harness"
 )
 
 // writeOutputs writes flushpolicy.csv, risk_timeseries.csv,
 // calibration.json, the plots and summary.md into dir.
 func (e *experiment) writeOutputs(dir string) error {
-	if err := writeCSV(filepath.Join(dir, "flushpolicy.csv"), csvHeader, e.rows()); err != nil {
+	if err := harness.WriteCSV(filepath.Join(dir, "flushpolicy.csv"), csvHeader, e.rows()); err != nil {
 		return err
 	}
-	if err := writeCSV(filepath.Join(dir, "risk_timeseries.csv"), seriesHeader, e.seriesRows()); err != nil {
+	if err := harness.WriteCSV(filepath.Join(dir, "risk_timeseries.csv"), seriesHeader, e.seriesRows()); err != nil {
 		return err
 	}
-	if err := e.writeCalibration(dir); err != nil {
+	if err := e.WriteCalibration(dir); err != nil {
 		return err
 	}
 	plots, err := e.writePlots(dir)
@@ -27,19 +26,6 @@ func (e *experiment) writeOutputs(dir string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "summary.md"), []byte(e.summary(plots)), 0o644)
-}
-
-func (e *experiment) writeCalibration(dir string) error {
-	if e.model == nil {
-		return nil
-	}
-	c := *e.model
-	c.Dir = "" // a path of the measuring machine, not a result
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "calibration.json"), append(b, '\n'), 0o644)
 }
 
 // csvHeader names the columns of flushpolicy.csv: one row per run.
@@ -53,7 +39,7 @@ var csvHeader = []string{
 }
 
 func (e *experiment) rows() [][]string {
-	date := e.started.Format(time.RFC3339)
+	date := e.Started.Format(time.RFC3339)
 	out := make([][]string, 0, len(e.results))
 	for _, r := range e.results {
 		kind := "policy"
@@ -131,21 +117,7 @@ func (e *experiment) seriesRows() [][]string {
 	return out
 }
 
-func writeCSV(path string, header []string, rows [][]string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
-	w.Write(header)
-	w.WriteAll(rows) // flushes
-	if err := w.Error(); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return f.Close()
-}
-
-func g(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
-
-func us(d time.Duration) string { return g(float64(d) / 1e3) }
+var (
+	g  = harness.G
+	us = harness.US
+)

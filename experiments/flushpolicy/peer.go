@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/varve/varve/benchmarks/storage"
+	"github.com/varve/varve/experiments/internal/machine"
 )
 
 // A raw peer runs a policy's I/O without the log, on the same machine a
@@ -33,7 +34,7 @@ type rawPeer struct {
 
 // runRaw measures spec's raw peer in a temporary file under the dir.
 func (e *experiment) runRaw(ctx context.Context, spec runSpec) (result, error) {
-	res := result{runSpec: spec, records: max(1, spec.batchBytes/e.cfg.recordBytes), load1: load1()}
+	res := result{runSpec: spec, records: max(1, spec.batchBytes/e.cfg.recordBytes), load1: machine.Load1()}
 	batch, err := storage.MakeBatch(spec.batchBytes, res.records)
 	if err != nil {
 		return res, err

@@ -92,9 +92,9 @@ func (e *experiment) groupPlot(cells map[runSpec]cell) (*plot.Plot, error) {
 		if c.modelMbps > 0 {
 			ideal = append(ideal, plotter.XY{X: float64(n), Y: c.modelMbps})
 		}
-		if e.model != nil && base == 0 {
+		if e.Model != nil && base == 0 {
 			b := int64(c.r.batchLen)
-			base = float64(b) / e.model.FsyncLatency(b).Seconds() / 1e6
+			base = float64(b) / e.Model.FsyncLatency(b).Seconds() / 1e6
 		}
 		if base > 0 {
 			single = append(single, plotter.XY{X: float64(n), Y: base})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/varve/varve/benchmarks/storage"
+	"github.com/varve/varve/experiments/internal/machine"
 	"github.com/varve/varve/segment"
 )
 
@@ -107,7 +108,7 @@ func (e *experiment) runOne(ctx context.Context, spec runSpec) (result, error) {
 	if spec.raw {
 		return e.runRaw(ctx, spec)
 	}
-	res := result{runSpec: spec, records: max(1, spec.batchBytes/e.cfg.recordBytes), load1: load1()}
+	res := result{runSpec: spec, records: max(1, spec.batchBytes/e.cfg.recordBytes), load1: machine.Load1()}
 	batch, err := storage.MakeBatch(spec.batchBytes, res.records)
 	if err != nil {
 		return res, err

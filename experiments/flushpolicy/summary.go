@@ -2,9 +2,9 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
-	"time"
+
+	"github.com/varve/varve/experiments/internal/harness"
 )
 
 // summary renders summary.md: setup, machine and disk model, one table
@@ -13,64 +13,33 @@ func (e *experiment) summary(plots []string) string {
 	var b strings.Builder
 	cells := e.medians()
 	e.writeHeader(&b)
-	e.writeModel(&b)
+	e.WriteModel(&b)
 	for _, size := range e.cfg.batchSizes {
 		e.writePolicyTable(&b, cells, size)
 	}
 	if !e.cfg.noGroup {
 		e.writeGroupTable(&b, cells)
 	}
-	b.WriteString("## Plots\n\n")
-	for _, p := range plots {
-		fmt.Fprintf(&b, "![%s](%s.png) ([svg](%s.svg))\n\n", p, p, p)
-	}
+	harness.WritePlots(&b, plots)
 	b.WriteString(methodNotes)
 	return b.String()
 }
 
 func (e *experiment) writeHeader(b *strings.Builder) {
-	kind := "Full run"
-	if e.cfg.quick {
-		kind = "Quick smoke run (-quick): short runs, figures are indicative only"
-	}
-	m := e.machine
-	fmt.Fprintf(b, "# Flush-policy experiment, %s\n\n", e.started.Format("2006-01-02"))
-	fmt.Fprintf(b, "%s. Command: `go run ./experiments/flushpolicy %s`\n\n", kind, strings.Join(os.Args[1:], " "))
-	fmt.Fprintf(b, "- Machine: %s, %d CPUs, %s RAM, %s, %s", m.CPUModel, m.CPUs, m.MemTotal, m.Kernel, m.GoVersion)
-	if e.model != nil {
-		fmt.Fprintf(b, ", file system %s", e.model.FSType)
-	}
-	lo, hi := e.loadRange()
-	fmt.Fprintf(b, ".\n- Load average (1/5/15 min) at start %s, at end %s; 1-minute load at the start of each run %.2f to %.2f.\n"+
-		"  The machine was shared with other work, so every figure is measured under contention.\n", m.LoadStart, m.LoadEnd, lo, hi)
+	e.WriteHeader(b, "Flush-policy experiment", "flushpolicy", e.load1s())
 	fmt.Fprintf(b, "- Each run: a new log (segment.bytes %s), %v or %s appended, whichever comes first; records of about %d bytes\n"+
 		"  (flush.messages counts records); data at risk sampled every %v; %d repetition(s), medians shown. Elapsed %s.\n\n",
 		sizeName(int(e.cfg.segmentBytes)), e.cfg.duration, sizeName(int(e.cfg.maxBytes)), e.cfg.recordBytes,
-		e.cfg.sampleEvery, e.cfg.reps, e.ended.Sub(e.started).Round(time.Second))
+		e.cfg.sampleEvery, e.cfg.reps, e.Elapsed())
 }
 
-// loadRange is the smallest and largest load1 over the runs.
-func (e *experiment) loadRange() (lo, hi float64) {
+// load1s is the 1-minute load average at the start of each run.
+func (e *experiment) load1s() []float64 {
+	v := make([]float64, len(e.results))
 	for i, r := range e.results {
-		if i == 0 || r.load1 < lo {
-			lo = r.load1
-		}
-		hi = max(hi, r.load1)
+		v[i] = r.load1
 	}
-	return lo, hi
-}
-
-func (e *experiment) writeModel(b *strings.Builder) {
-	if e.model == nil {
-		b.WriteString("Disk model: skipped (-no-model).\n\n")
-		return
-	}
-	c := e.model
-	fmt.Fprintf(b, "## Disk model (diskmodel, taken %s, quick=%v, load average %.2f)\n\n",
-		c.Taken.Format(time.RFC3339), c.Quick, c.LoadAvg1)
-	b.WriteString("| sequential write | page-cache write | write+fdatasync 4 KiB (p99) | write+fdatasync 1 MiB (p99) |\n|---|---|---|---|\n")
-	fmt.Fprintf(b, "| %.0f MB/s | %.0f MB/s | %.0f µs (%.0f µs) | %.0f µs (%.0f µs) |\n\n",
-		c.SeqWriteBps/1e6, c.PageCacheWriteBps/1e6, micros(c.Fsync4K), micros(c.Fsync4KP99), micros(c.Fsync1M), micros(c.Fsync1MP99))
+	return v
 }
 
 func (e *experiment) writePolicyTable(b *strings.Builder, cells map[runSpec]cell, size int) {
@@ -116,14 +85,14 @@ func (e *experiment) writeGroupTable(b *strings.Builder, cells map[runSpec]cell)
 
 // num formats a model figure, or n/a without a model.
 func (e *experiment) num(v float64, format string) string {
-	if e.model == nil {
+	if e.Model == nil {
 		return "n/a"
 	}
 	return fmt.Sprintf(format, v)
 }
 
 func (e *experiment) lats(c cell) string {
-	if e.model == nil {
+	if e.Model == nil {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.0f / %.0f / %.0f", c.mp50, c.mp99, c.mp999)
@@ -155,20 +124,7 @@ func ratioOf(a, b float64) string {
 
 func count(v float64) string { return fmt.Sprintf("%.0f", v) }
 
-func micros(d time.Duration) float64 { return float64(d) / 1e3 }
-
-// bytesName is a byte count in B, KiB, MiB or GiB.
-func bytesName(v float64) string {
-	switch {
-	case v >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", v/(1<<30))
-	case v >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", v/(1<<20))
-	case v >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", v/(1<<10))
-	}
-	return fmt.Sprintf("%.0f B", v)
-}
+var bytesName = harness.BytesName
 
 const methodNotes = `## Method
 

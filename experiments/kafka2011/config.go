@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/varve/varve/experiments/internal/harness"
 )
 
 // Systems the experiment knows, in the order it runs them.
@@ -58,7 +60,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.noAck, "noack", true, "also run the paper's acks=0 producer against varve and kafka")
 	fs.StringVar(&c.kafkaVersion, "kafka-version", "4.4.0", "Apache Kafka version to assemble from Maven Central")
 	fs.StringVar(&c.cacheDir, "cache", defaultCacheDir(), "where the assembled Kafka is kept between runs")
-	fs.StringVar(&c.outDir, "out", "", "results directory (default experiments/kafka2011/results, -quick: results/quick)")
+	fs.StringVar(&c.outDir, "out", "", "results directory (default experiments/kafka2011/results/<YYYY-MM-DD>, -quick: results/quick)")
 	fs.BoolVar(&c.keep, "keep", false, "keep the brokers' temporary data directories")
 	fs.BoolVar(&c.progress, "progress", true, "show a progress bar")
 	fs.DurationVar(&c.testTimeout, "test-timeout", 40*time.Minute, "upper bound on one test")
@@ -72,10 +74,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 // finish fills defaults and checks the settings.
 func (c *config) finish(systems, batches string) error {
 	if c.outDir == "" {
-		c.outDir = filepath.Join("experiments", "kafka2011", "results")
-		if c.quick {
-			c.outDir = filepath.Join(c.outDir, "quick")
-		}
+		c.outDir = harness.OutDir(filepath.Join("experiments", "kafka2011", "results"), time.Now(), c.quick)
 	}
 	if c.records == 0 {
 		c.records = 1_000_000

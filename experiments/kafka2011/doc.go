@@ -14,7 +14,7 @@
 // (-quick for a short run; -help for the flags). It needs Go, a JDK 17 or
 // later and Maven; Kafka's jars are resolved once into the user's cache
 // directory. Missing Debian packages are installed with apt-get (as root).
-// Results go to experiments/kafka2011/results/ (-quick: results/quick/):
+// Results go to experiments/kafka2011/results/<YYYY-MM-DD>/ (-quick: results/quick/):
 // kafka2011.csv (one row per test), one PNG and one SVG per chart, and
 // summary.md; the write-up is papers/kafka2011.md.
 //

@@ -49,7 +49,7 @@ func parseFlags(args []string) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("partitions", flag.ContinueOnError)
 	fs.StringVar(&c.dir, "dir", os.TempDir(), "directory under which the logs are written (and removed); the disk model is calibrated there")
-	fs.StringVar(&c.out, "out", "experiments/partitions/results", "results root; a subdirectory named by date is written")
+	fs.StringVar(&c.out, "out", "experiments/partitions/results", "results root: a full run writes <root>/<YYYY-MM-DD>/, -quick writes <root>/quick/")
 	parts := fs.String("partitions", "1,4,16,64,256,1024", "comma-separated partition counts")
 	policies := fs.String("policies", "never,messages=100,messages=1", "comma-separated fsync policies: never, messages=N (flush.messages per partition)")
 	sizes := map[string]*int64{"total-bytes": &c.totalBytes, "segment-bytes": &c.segmentBytes}

@@ -1,6 +1,6 @@
 package main
 
-import "slices"
+import "github.com/varve/varve/experiments/internal/harness"
 
 // cell is the median over repetitions of one (policy, partitions).
 type cell struct {
@@ -23,12 +23,12 @@ func (e *experiment) medians() map[runSpec]cell {
 	}
 	out := map[runSpec]cell{}
 	for k, rs := range groups {
-		f := func(get func(result) float64) float64 { return median(rs, get) }
+		f := func(get func(result) float64) float64 { return harness.MedianOf(rs, get) }
 		out[k] = cell{
 			r: rs[0], n: len(rs),
 			durable:      f(result.durableMBps),
-			durMin:       extreme(rs, result.durableMBps, false),
-			durMax:       extreme(rs, result.durableMBps, true),
+			durMin:       harness.MinOf(rs, result.durableMBps),
+			durMax:       harness.MaxOf(rs, result.durableMBps),
 			ack:          f(result.ackMBps),
 			modelDurable: f(result.modelMBps),
 			modelAck:     f(result.modelAckMBps),
@@ -45,31 +45,4 @@ func (e *experiment) medians() map[runSpec]cell {
 		}
 	}
 	return out
-}
-
-func median(rs []result, get func(result) float64) float64 {
-	v := make([]float64, len(rs))
-	for i, r := range rs {
-		v[i] = get(r)
-	}
-	slices.Sort(v)
-	if len(v) == 0 {
-		return 0
-	}
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
-}
-
-// extreme is the minimum (or maximum) of get over rs.
-func extreme(rs []result, get func(result) float64, largest bool) float64 {
-	v := make([]float64, len(rs))
-	for i, r := range rs {
-		v[i] = get(r)
-	}
-	if largest {
-		return slices.Max(v)
-	}
-	return slices.Min(v)
 }

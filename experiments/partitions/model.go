@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"time"
 
 	"github.com/varve/varve/diskmodel"
@@ -17,16 +16,6 @@ type prediction struct {
 	dirSyncs   int64   // directory fsyncs: one per new log, at its first flush
 	ratio      float64 // diskmodel.Ratio of the durable time: predicted/measured
 	riskMax    float64 // most messages acknowledged and not fsynced at once
-}
-
-// loadModel calibrates the disk under dir, or reuses a calibration of the
-// same device younger than maxAge.
-func loadModel(ctx context.Context, dir string, maxAge time.Duration, quick bool) (*diskmodel.Calibration, error) {
-	c, err := diskmodel.LoadOrCalibrate(ctx, dir, maxAge, diskmodel.Options{Quick: quick})
-	if err != nil {
-		return nil, err
-	}
-	return &c, nil
 }
 
 // shape is what the model needs to know about a run.
@@ -96,10 +85,10 @@ func (e *experiment) shapeOf(r result) shape {
 
 // withModel fills r.model, or leaves it zero without a calibration.
 func (e *experiment) withModel(r result) result {
-	if e.model == nil || r.appendSec+r.flushSec <= 0 {
+	if e.Model == nil || r.appendSec+r.flushSec <= 0 {
 		return r
 	}
-	r.model = predict(*e.model, e.shapeOf(r))
+	r.model = predict(*e.Model, e.shapeOf(r))
 	measured := time.Duration((r.appendSec + r.flushSec) * float64(time.Second))
 	r.model.ratio = diskmodel.Ratio(measured, time.Duration(r.model.seconds*float64(time.Second)))
 	return r

@@ -1,31 +1,22 @@
 package main
 
 import (
-	"encoding/csv"
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/varve/varve/experiments/internal/harness"
 )
 
 // writeOutputs writes partitions.csv, calibration.json, the plots and
 // summary.md into dir.
 func (e *experiment) writeOutputs(dir string) error {
-	if err := writeCSV(filepath.Join(dir, "partitions.csv"), csvHeader, e.rows()); err != nil {
+	if err := harness.WriteCSV(filepath.Join(dir, "partitions.csv"), csvHeader, e.rows()); err != nil {
 		return err
 	}
-	if e.model != nil {
-		c := *e.model
-		c.Dir = "" // a path of the measuring machine, not a result
-		b, err := json.MarshalIndent(c, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, "calibration.json"), append(b, '\n'), 0o644); err != nil {
-			return err
-		}
+	if err := e.WriteCalibration(dir); err != nil {
+		return err
 	}
 	plots, err := e.writePlots(dir)
 	if err != nil {
@@ -44,7 +35,7 @@ var csvHeader = []string{
 }
 
 func (e *experiment) rows() [][]string {
-	date := e.started.Format(time.RFC3339)
+	date := e.Started.Format(time.RFC3339)
 	out := make([][]string, 0, len(e.results))
 	for _, r := range e.results {
 		m := r.model
@@ -93,21 +84,7 @@ func (r result) dirSyncMeanUs() float64 {
 	return r.dirSyncSec / float64(r.dirSyncs) * 1e6
 }
 
-func writeCSV(path string, header []string, rows [][]string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
-	w.Write(header)
-	w.WriteAll(rows) // flushes
-	if err := w.Error(); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return f.Close()
-}
-
-func g(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
-
-func us(d time.Duration) string { return g(float64(d) / 1e3) }
+var (
+	g  = harness.G
+	us = harness.US
+)

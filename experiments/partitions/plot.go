@@ -71,7 +71,7 @@ func (e *experiment) lineChart(ch chart, cells map[runSpec]cell) (*plot.Plot, er
 				continue
 			}
 			meas = append(meas, plotter.XY{X: float64(n), Y: max(ch.measured(c), 1)})
-			if v := ch.model(c); v > 0 && e.model != nil {
+			if v := ch.model(c); v > 0 && e.Model != nil {
 				model = append(model, plotter.XY{X: float64(n), Y: v})
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/varve/varve/benchmarks/storage"
+	"github.com/varve/varve/experiments/internal/machine"
 	"github.com/varve/varve/segment"
 )
 
@@ -69,7 +70,7 @@ func indexBytesFor(totalBytes int64, partitions, batchBytes int) int {
 
 // runOne measures one spec in fresh logs under dir and removes them.
 func (e *experiment) runOne(ctx context.Context, spec runSpec) (res result, err error) {
-	res = result{runSpec: spec, records: max(1, e.cfg.batchBytes/e.cfg.recordBytes), load1: load1()}
+	res = result{runSpec: spec, records: max(1, e.cfg.batchBytes/e.cfg.recordBytes), load1: machine.Load1()}
 	batch, err := storage.MakeBatch(e.cfg.batchBytes, res.records)
 	if err != nil {
 		return res, err

@@ -2,9 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
+
+	"github.com/varve/varve/experiments/internal/harness"
 )
 
 // summary renders summary.md: setup, machine and disk model, one table
@@ -17,33 +18,17 @@ func (e *experiment) summary(plots []string) string {
 	for _, pol := range e.cfg.policies {
 		e.writeTable(&b, cells, pol)
 	}
-	b.WriteString("## Plots\n\n")
-	for _, p := range plots {
-		fmt.Fprintf(&b, "![%s](%s.png) ([svg](%s.svg))\n\n", p, p, p)
-	}
+	harness.WritePlots(&b, plots)
 	b.WriteString(methodNotes)
 	return b.String()
 }
 
 func (e *experiment) writeHeader(b *strings.Builder) {
-	kind := "Full run"
-	if e.cfg.quick {
-		kind = "Quick smoke run (-quick): small sizes, figures are indicative only"
-	}
-	m := e.machine
-	fmt.Fprintf(b, "# Partitions experiment, %s\n\n", e.started.Format("2006-01-02"))
-	fmt.Fprintf(b, "%s. Command: `go run ./experiments/partitions %s`\n\n", kind, strings.Join(os.Args[1:], " "))
-	fmt.Fprintf(b, "- Machine: %s, %d CPUs, %s RAM, %s, %s", m.CPUModel, m.CPUs, m.MemTotal, m.Kernel, m.GoVersion)
-	if e.model != nil {
-		fmt.Fprintf(b, ", file system %s", e.model.FSType)
-	}
-	lo, hi := e.loadRange()
-	fmt.Fprintf(b, ".\n- Load average (1/5/15 min) at start %s, at end %s; 1-minute load at the start of each run %.2f to %.2f.\n"+
-		"  The machine was shared with other work, so every figure is measured under contention.\n", m.LoadStart, m.LoadEnd, lo, hi)
+	e.WriteHeader(b, "Partitions experiment", "partitions", e.load1s())
 	fmt.Fprintf(b, "- Each run appends %s in %s batches of records of about %d bytes, round-robin over the partitions (one\n"+
 		"  segment.Log each, segment.bytes %s, segment.index.bytes %s), then flushes every log. %d repetition(s), medians shown.\n"+
 		"  Elapsed %s.\n\n", sizeName(e.cfg.totalBytes), sizeName(int64(e.cfg.batchBytes)), e.cfg.recordBytes,
-		sizeName(e.cfg.segmentBytes), e.indexBytesText(), e.cfg.reps, e.ended.Sub(e.started).Round(time.Second))
+		sizeName(e.cfg.segmentBytes), e.indexBytesText(), e.cfg.reps, e.Elapsed())
 }
 
 func (e *experiment) indexBytesText() string {
@@ -56,23 +41,21 @@ func (e *experiment) indexBytesText() string {
 		e.cfg.partitions[len(e.cfg.partitions)-1])
 }
 
-// loadRange is the smallest and largest load1 over the runs.
-func (e *experiment) loadRange() (lo, hi float64) {
+// load1s is the 1-minute load average at the start of each run.
+func (e *experiment) load1s() []float64 {
+	v := make([]float64, len(e.results))
 	for i, r := range e.results {
-		if i == 0 || r.load1 < lo {
-			lo = r.load1
-		}
-		hi = max(hi, r.load1)
+		v[i] = r.load1
 	}
-	return lo, hi
+	return v
 }
 
 func (e *experiment) writeModel(b *strings.Builder) {
-	if e.model == nil {
+	if e.Model == nil {
 		b.WriteString("Disk model: skipped (-no-model).\n\n")
 		return
 	}
-	c := e.model
+	c := e.Model
 	fmt.Fprintf(b, "## Disk model (diskmodel, taken %s, quick=%v, load average %.2f)\n\n",
 		c.Taken.Format(time.RFC3339), c.Quick, c.LoadAvg1)
 	b.WriteString("| sequential write | page-cache write | write+fdatasync 4 KiB | write+fdatasync 1 MiB | random 4 KiB read (the seek) |\n|---|---|---|---|---|\n")
@@ -111,7 +94,7 @@ func (e *experiment) writeBend(b *strings.Builder, cells map[runSpec]cell, pol p
 		return fmt.Sprintf("bends at %d partitions (first count below 80%% of the best at fewer)", n)
 	}
 	fmt.Fprintf(b, "Durable throughput, measured: %s.", say(bend(e.cfg.partitions, at(func(c cell) float64 { return c.durable }))))
-	if e.model != nil {
+	if e.Model != nil {
 		fmt.Fprintf(b, " Model: %s.", say(bend(e.cfg.partitions, at(func(c cell) float64 { return c.modelDurable }))))
 	}
 	b.WriteString("\n\n")
@@ -119,14 +102,14 @@ func (e *experiment) writeBend(b *strings.Builder, cells map[runSpec]cell, pol p
 
 // num formats a model figure, or n/a without a model.
 func (e *experiment) num(v float64, format string) string {
-	if e.model == nil {
+	if e.Model == nil {
 		return "n/a"
 	}
 	return fmt.Sprintf(format, v)
 }
 
 func (e *experiment) bytesOrNA(v float64) string {
-	if e.model == nil {
+	if e.Model == nil {
 		return "n/a"
 	}
 	return bytesName(v)
@@ -134,31 +117,9 @@ func (e *experiment) bytesOrNA(v float64) string {
 
 func micros(d time.Duration) float64 { return float64(d) / 1e3 }
 
-// sizeName is 16KiB, 256MiB, 1GiB...
-func sizeName(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%dGiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%dMiB", n>>20)
-	case n%(1<<10) == 0:
-		return fmt.Sprintf("%dKiB", n>>10)
-	}
-	return fmt.Sprintf("%dB", n)
-}
+func sizeName(n int64) string { return harness.SizeName(n) }
 
-// bytesName is a byte count in B, KiB, MiB or GiB.
-func bytesName(v float64) string {
-	switch {
-	case v >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", v/(1<<30))
-	case v >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", v/(1<<20))
-	case v >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", v/(1<<10))
-	}
-	return fmt.Sprintf("%.0f B", v)
-}
+var bytesName = harness.BytesName
 
 const methodNotes = `## Method
 

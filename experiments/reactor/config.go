@@ -54,7 +54,7 @@ func parseFlags(args []string) (config, error) {
 	var conns, workloads, designs string
 	fs.StringVar(&c.role, "role", "", "internal: server or loadgen (child processes)")
 	fs.BoolVar(&c.quick, "quick", false, "short run: 1 repetition, 0.5 s warm-up, 2 s windows, output in results/quick")
-	fs.StringVar(&c.out, "out", "", "output directory (default experiments/reactor/results[/quick])")
+	fs.StringVar(&c.out, "out", "", "output directory (default experiments/reactor/results/<YYYY-MM-DD>, -quick: results/quick)")
 	fs.StringVar(&conns, "conns", "10,100,1000,10000", "connection counts")
 	fs.StringVar(&workloads, "workloads", workloadSmall+","+workloadRegion, "workloads: small, region64k")
 	fs.StringVar(&designs, "designs", designReactor+","+designGoroutine, "designs: reactor, goroutine")

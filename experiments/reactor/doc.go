@@ -22,7 +22,7 @@
 // connect deadline) and in count (-max-requests), and only ever connects to
 // 127.0.0.1.
 //
-// Outputs, under -out (default results/, or results/quick/ with -quick):
+// Outputs, under -out (default results/<YYYY-MM-DD>/, or results/quick/ with -quick):
 // results.csv (one row per run), summary.md (medians over repetitions,
 // machine, load average, command), and plots as PNG and SVG.
 //

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/varve/varve/experiments/internal/harness"
 )
 
 // spec is one measured point.
@@ -107,8 +109,8 @@ func replot(dir string, cfg config) error {
 	return err
 }
 
-// outputDir is -out, or results[/quick] next to this command's source when
-// run from the repository root.
+// outputDir is -out, or results/<YYYY-MM-DD> (results/quick with -quick)
+// next to this command's source when run from the repository root.
 func outputDir(cfg config) string {
 	if cfg.out != "" {
 		return cfg.out
@@ -117,10 +119,7 @@ func outputDir(cfg config) string {
 	if st, err := os.Stat(filepath.Join("experiments", "reactor")); err == nil && st.IsDir() {
 		base = filepath.Join("experiments", "reactor", "results")
 	}
-	if cfg.quick {
-		return filepath.Join(base, "quick")
-	}
-	return base
+	return harness.OutDir(base, time.Now(), cfg.quick)
 }
 
 // makeRegionFile writes the file the region workload sends from.

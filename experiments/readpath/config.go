@@ -89,7 +89,7 @@ func parseFlags(args []string) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("readpath", flag.ContinueOnError)
 	fs.StringVar(&c.dir, "dir", os.TempDir(), "directory under which the segment files are written (and removed)")
-	fs.StringVar(&c.out, "out", "experiments/readpath/results", "results root; a subdirectory named by date is written")
+	fs.StringVar(&c.out, "out", "experiments/readpath/results", "results root: a full run writes <root>/<YYYY-MM-DD>/, -quick writes <root>/quick/")
 	sizes := map[string]*int64{"catchup-bytes": &c.catchupBytes, "tail-bytes": &c.tailBytes,
 		"segment-bytes": &c.segmentBytes, "fetch-bytes": &c.fetchBytes, "cache-bytes": &c.cacheBytes}
 	usage := map[string]string{

@@ -28,7 +28,7 @@
 //	go run ./experiments/readpath          # full run: 4 GiB log in 1 GiB segments
 //
 // It shows a progress bar and writes, under
-// experiments/readpath/results/<date>[-quick]/: readpath.csv (one row per
+// experiments/readpath/results/<YYYY-MM-DD>/ (results/quick/ for -quick): readpath.csv (one row per
 // run), calibration.json (the disk model used), PNG and SVG plots, and
 // summary.md (tables, the targets of issue 4 with pass/fail, and for -quick
 // the expected length of a full run). Segment files go to a temporary

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/varve/varve/diskmodel"
+	"github.com/varve/varve/experiments/internal/harness"
 )
 
 // experiment is the state of one invocation.
@@ -25,12 +25,14 @@ type experiment struct {
 
 // run performs the whole experiment and writes its outputs; it returns the
 // results directory.
+// With -role consumer it is the child process that reads for one
+// consumer, fed by its parent through stdin.
 func run(ctx context.Context, cfg config) (string, error) {
-	e := &experiment{cfg: cfg, started: time.Now(), machine: readMachine()}
-	outDir := filepath.Join(cfg.out, e.started.Format("2006-01-02"))
-	if cfg.quick {
-		outDir += "-quick"
+	if cfg.role == "consumer" {
+		os.Exit(consumerMain(os.Stdin, os.Stdout))
 	}
+	e := &experiment{cfg: cfg, started: time.Now(), machine: readMachine()}
+	outDir := harness.OutDir(cfg.out, e.started, cfg.quick)
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return "", err
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+
+	"github.com/varve/varve/experiments/internal/harness"
 )
 
 // writeOutputs writes readpath.csv, the plots, calibration.json and
@@ -92,14 +94,14 @@ func (e *experiment) medians() map[runSpec]cell {
 	out := map[runSpec]cell{}
 	for k, rs := range groups {
 		out[k] = cell{
-			gbps:           median(rs, func(r result) float64 { return r.gbps() }),
-			cpuPerGB:       median(rs, func(r result) float64 { return r.cpuPerGB() }),
-			ratioSeq:       median(rs, func(r result) float64 { return r.model.ratioSeq }),
-			ratioCold:      median(rs, func(r result) float64 { return r.model.ratioCold }),
-			ratioSeeks:     median(rs, func(r result) float64 { return r.model.ratioSeeks }),
-			ratioPageCache: median(rs, func(r result) float64 { return r.model.ratioPageCache }),
-			resBefore:      median(rs, func(r result) float64 { return r.residentBefore }),
-			resAfter:       median(rs, func(r result) float64 { return r.residentAfter }),
+			gbps:           harness.MedianOf(rs, func(r result) float64 { return r.gbps() }),
+			cpuPerGB:       harness.MedianOf(rs, func(r result) float64 { return r.cpuPerGB() }),
+			ratioSeq:       harness.MedianOf(rs, func(r result) float64 { return r.model.ratioSeq }),
+			ratioCold:      harness.MedianOf(rs, func(r result) float64 { return r.model.ratioCold }),
+			ratioSeeks:     harness.MedianOf(rs, func(r result) float64 { return r.model.ratioSeeks }),
+			ratioPageCache: harness.MedianOf(rs, func(r result) float64 { return r.model.ratioPageCache }),
+			resBefore:      harness.MedianOf(rs, func(r result) float64 { return r.residentBefore }),
+			resAfter:       harness.MedianOf(rs, func(r result) float64 { return r.residentAfter }),
 			gbpsMin:        quantile(rs, 0, func(r result) float64 { return r.gbps() }),
 			gbpsMax:        quantile(rs, 1, func(r result) float64 { return r.gbps() }),
 			n:              len(rs),
@@ -119,19 +121,4 @@ func quantile(rs []result, q int, f func(result) float64) float64 {
 		return 0
 	}
 	return v[q*(len(v)-1)]
-}
-
-func median(rs []result, f func(result) float64) float64 {
-	v := make([]float64, len(rs))
-	for i, r := range rs {
-		v[i] = f(r)
-	}
-	slices.Sort(v)
-	if len(v) == 0 {
-		return 0
-	}
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
