@@ -3,18 +3,17 @@ package main
 import (
 	"flag"
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 
 	"github.com/varve/varve/diskmodel"
 	"github.com/varve/varve/experiments/internal/flagval"
+	"github.com/varve/varve/experiments/internal/harness"
 )
 
 // config is everything a run depends on; flags fill it.
 type config struct {
-	dir          string // parent of the temporary log directories
-	out          string // results root; a dated subdirectory is written
+	harness.Common
 	policies     []policy
 	batchSizes   []int
 	recordBytes  int
@@ -25,10 +24,6 @@ type config struct {
 	segmentBytes int64
 	sampleEvery  time.Duration
 	reps         int
-	quick        bool
-	noModel      bool
-	maxCalAge    time.Duration // reuse a cached disk calibration at most this old
-	noProgress   bool
 	noGroup      bool
 	peers        bool // run each policy's raw peer too
 	// calibration, when set, is used instead of calibrating the disk
@@ -51,8 +46,6 @@ type defaults struct {
 func parseFlags(args []string) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("flushpolicy", flag.ContinueOnError)
-	fs.StringVar(&c.dir, "dir", os.TempDir(), "directory under which the logs are written (and removed); the disk model is calibrated there")
-	fs.StringVar(&c.out, "out", "experiments/flushpolicy/results", "results root: a full run writes <root>/<YYYY-MM-DD>/, -quick writes <root>/quick/")
 	policies := fs.String("policies", defaultPolicies, "comma-separated flush policies: never, messages=N (flush.messages), ms=N (flush.ms)")
 	batches := fs.String("batch-sizes", "1KiB,16KiB,256KiB", "comma-separated batch sizes")
 	appenders := fs.String("appenders", "1,2,4,8,16", "group commit: comma-separated counts of concurrent appenders (flush.messages=1)")
@@ -79,18 +72,13 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.duration, "duration", fullDefaults.duration, "length of each run (-quick 300ms)")
 	fs.DurationVar(&c.sampleEvery, "sample-every", time.Millisecond, "how often the data at risk is sampled")
 	fs.IntVar(&c.reps, "reps", fullDefaults.reps, "repetitions of every run; the summary uses the median (-quick 1)")
-	fs.BoolVar(&c.quick, "quick", false, "short smoke run: 300 ms runs, at most 64 MiB each, one repetition, quick disk calibration")
-	fs.BoolVar(&c.noModel, "no-model", false, "skip the disk model (no calibration, no predictions)")
-	fs.DurationVar(&c.maxCalAge, "max-calibration-age", diskmodel.DefaultMaxAge, "reuse the disk model's cached calibration of -dir only if younger than this; 1s calibrates afresh")
-	fs.BoolVar(&c.noProgress, "no-progress", false, "no progress bar")
+	c.Common.Register(fs, "flushpolicy", "short smoke run: 300 ms runs, at most 64 MiB each, one repetition, quick disk calibration")
 	fs.BoolVar(&c.noGroup, "no-group-commit", false, "skip the group-commit runs")
 	fs.BoolVar(&c.peers, "peers", true, "run each policy's raw peer (pwrite + fdatasync by the same rule, no log) just before it")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	c.applyDefaults(set)
+	c.applyDefaults(harness.Flags(fs))
 	c.groupBatch, c.recordBytes = int(groupBatch), int(recordBytes)
 	var err error
 	if c.policies, err = parsePolicies(*policies); err != nil {
@@ -108,7 +96,7 @@ func parseFlags(args []string) (config, error) {
 // applyDefaults fills the -quick defaults the user did not override.
 func (c *config) applyDefaults(set map[string]bool) {
 	d := fullDefaults
-	if c.quick {
+	if c.Quick {
 		d = quickDefaults
 	}
 	if !set["duration"] {

@@ -19,13 +19,13 @@ type experiment struct {
 // run performs the whole experiment and writes its outputs; it returns the
 // results directory.
 func run(ctx context.Context, cfg config) (string, error) {
-	s, err := harness.Start(cfg.out, cfg.quick)
+	s, err := harness.Start(cfg.Out, cfg.Quick)
 	if err != nil {
 		return "", err
 	}
 	e := &experiment{Session: s, cfg: cfg}
 	plan := e.plan()
-	e.Bar = progress.New(os.Stderr, len(plan), !cfg.noProgress)
+	e.Bar = progress.New(os.Stderr, len(plan), !cfg.NoProgress)
 	err = e.execute(ctx, plan)
 	e.End()
 	if err != nil {
@@ -36,8 +36,7 @@ func run(ctx context.Context, cfg config) (string, error) {
 
 // execute calibrates and performs every run.
 func (e *experiment) execute(ctx context.Context, plan []runSpec) error {
-	err := e.LoadModel(ctx, harness.ModelOptions{Dir: e.cfg.dir, MaxAge: e.cfg.maxCalAge, Quick: e.cfg.quick,
-		Given: e.cfg.calibration, Skip: e.cfg.noModel})
+	err := e.LoadModel(ctx, e.cfg.ModelOptions(e.cfg.calibration))
 	if err != nil {
 		return err
 	}

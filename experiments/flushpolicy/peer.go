@@ -40,7 +40,7 @@ func (e *experiment) runRaw(ctx context.Context, spec runSpec) (result, error) {
 		return res, err
 	}
 	res.batchLen = len(batch)
-	f, err := os.CreateTemp(e.cfg.dir, "varve-flushpolicy-raw-*")
+	f, err := os.CreateTemp(e.cfg.Dir, "varve-flushpolicy-raw-*")
 	if err != nil {
 		return res, err
 	}

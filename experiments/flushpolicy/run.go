@@ -114,7 +114,7 @@ func (e *experiment) runOne(ctx context.Context, spec runSpec) (result, error) {
 		return res, err
 	}
 	res.batchLen = len(batch)
-	tmp, err := os.MkdirTemp(e.cfg.dir, "varve-flushpolicy-")
+	tmp, err := os.MkdirTemp(e.cfg.Dir, "varve-flushpolicy-")
 	if err != nil {
 		return res, err
 	}

@@ -3,19 +3,18 @@ package main
 import (
 	"flag"
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 
 	"github.com/varve/varve/diskmodel"
 	"github.com/varve/varve/experiments/internal/flagval"
+	"github.com/varve/varve/experiments/internal/harness"
 	"github.com/varve/varve/segment"
 )
 
 // config is everything a run depends on; flags fill it.
 type config struct {
-	dir          string // parent of the temporary log directories
-	out          string // results root; a dated subdirectory is written
+	harness.Common
 	partitions   []int
 	policies     []policy
 	totalBytes   int64 // appended in every run, whatever the partition count
@@ -25,10 +24,6 @@ type config struct {
 	segmentBytes int64
 	sampleEvery  time.Duration
 	reps         int
-	quick        bool
-	noModel      bool
-	maxCalAge    time.Duration // reuse a cached disk calibration at most this old
-	noProgress   bool
 	// calibration, when set, is used instead of calibrating the disk
 	// (tests); no flag sets it.
 	calibration *diskmodel.Calibration
@@ -48,8 +43,6 @@ type defaults struct {
 func parseFlags(args []string) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("partitions", flag.ContinueOnError)
-	fs.StringVar(&c.dir, "dir", os.TempDir(), "directory under which the logs are written (and removed); the disk model is calibrated there")
-	fs.StringVar(&c.out, "out", "experiments/partitions/results", "results root: a full run writes <root>/<YYYY-MM-DD>/, -quick writes <root>/quick/")
 	parts := fs.String("partitions", "1,4,16,64,256,1024", "comma-separated partition counts")
 	policies := fs.String("policies", "never,messages=100,messages=1", "comma-separated fsync policies: never, messages=N (flush.messages per partition)")
 	sizes := map[string]*int64{"total-bytes": &c.totalBytes, "segment-bytes": &c.segmentBytes}
@@ -73,16 +66,11 @@ func parseFlags(args []string) (config, error) {
 	c.batchBytes, c.recordBytes = 16<<10, 1<<10
 	fs.DurationVar(&c.sampleEvery, "sample-every", 5*time.Millisecond, "how often the data at risk is sampled")
 	fs.IntVar(&c.reps, "reps", fullDefaults.reps, "repetitions of every run; the summary uses the median (-quick 1)")
-	fs.BoolVar(&c.quick, "quick", false, "smoke run: 32 MiB per run, one repetition, quick disk calibration")
-	fs.BoolVar(&c.noModel, "no-model", false, "skip the disk model (no calibration, no predictions)")
-	fs.DurationVar(&c.maxCalAge, "max-calibration-age", diskmodel.DefaultMaxAge, "reuse the disk model's cached calibration of -dir only if younger than this; 1s calibrates afresh")
-	fs.BoolVar(&c.noProgress, "no-progress", false, "no progress bar")
+	c.Common.Register(fs, "partitions", "smoke run: 32 MiB per run, one repetition, quick disk calibration")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	c.applyDefaults(set)
+	c.applyDefaults(harness.Flags(fs))
 	var err error
 	if c.partitions, err = parseInts(*parts); err != nil {
 		return c, err
@@ -95,7 +83,7 @@ func parseFlags(args []string) (config, error) {
 
 func (c *config) applyDefaults(set map[string]bool) {
 	d := fullDefaults
-	if c.quick {
+	if c.Quick {
 		d = quickDefaults
 	}
 	if !set["total-bytes"] {

@@ -80,7 +80,7 @@ func (e *experiment) runOne(ctx context.Context, spec runSpec) (res result, err 
 	if res.indexBytes == 0 {
 		res.indexBytes = indexBytesFor(e.cfg.totalBytes, spec.partitions, e.cfg.batchBytes)
 	}
-	tmp, err := os.MkdirTemp(e.cfg.dir, "varve-partitions-")
+	tmp, err := os.MkdirTemp(e.cfg.Dir, "varve-partitions-")
 	if err != nil {
 		return res, err
 	}
