@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/varve/varve/benchmarks/kafkabench"
+	"github.com/varve/varve/experiments/internal/varveproc"
 )
 
 // row is one measured case.
@@ -70,11 +71,11 @@ func produce(ctx context.Context, brokers []string, metrics, topic string, size 
 // runProduce: 100 B and 1 KiB, acks=1 and all, 1 and 4 producers, Varve
 // beside kfake.
 func runProduce(ctx context.Context, o options, bin string, kf *kafkabench.Kfake, r *report) error {
-	s, err := startServer(bin)
+	s, err := varveproc.Start(bin, varveproc.Options{})
 	if err != nil {
 		return err
 	}
-	defer s.stop()
+	defer s.Stop()
 	for _, size := range []int{100, 1024} {
 		for _, acks := range []string{"1", "all"} {
 			for _, producers := range []int{1, 4} {
@@ -83,7 +84,7 @@ func runProduce(ctx context.Context, o options, bin string, kf *kafkabench.Kfake
 					name    string
 					brokers []string
 					metrics string
-				}{{"varve", []string{s.addr}, s.metrics}, {"kfake", kf.Addrs, ""}} {
+				}{{"varve", []string{s.Addr}, s.Metrics}, {"kfake", kf.Addrs, ""}} {
 					cfg, res, err := produce(ctx, b.brokers, b.metrics, topic, size, acks, producers, o.records, false, false)
 					if err != nil {
 						return fmt.Errorf("produce %s on %s: %w", topic, b.name, err)
@@ -110,12 +111,12 @@ func runSync(ctx context.Context, o options, bin string, kf *kafkabench.Kfake, r
 	r.pingPongProcs = ppc
 	fmt.Printf("bare TCP ping-pong, 100 bytes: %.0f round trips/s in one process, %.0f between two\n", pp, ppc)
 	for _, model := range []string{"reactor", "goroutine", "goroutine-inline"} {
-		s, err := startServer(bin, "varve.network.model="+model)
+		s, err := varveproc.Start(bin, varveproc.Options{Overrides: []string{"varve.network.model=" + model}})
 		if err != nil {
 			return err
 		}
-		cfg, res, err := produce(ctx, []string{s.addr}, s.metrics, "sync", 100, "1", 1, o.syncRecords, true, true)
-		s.stop()
+		cfg, res, err := produce(ctx, []string{s.Addr}, s.Metrics, "sync", 100, "1", 1, o.syncRecords, true, true)
+		s.Stop()
 		if err != nil {
 			return err
 		}
@@ -131,18 +132,18 @@ func runSync(ctx context.Context, o options, bin string, kf *kafkabench.Kfake, r
 
 // runConsume: one consumer from the start of a topic of consumeBytes.
 func runConsume(ctx context.Context, o options, bin string, kf *kafkabench.Kfake, r *report) error {
-	s, err := startServer(bin)
+	s, err := varveproc.Start(bin, varveproc.Options{})
 	if err != nil {
 		return err
 	}
-	defer s.stop()
+	defer s.Stop()
 	const size = 1024
 	n := o.consumeBytes / size
 	for _, b := range []struct {
 		name    string
 		brokers []string
 		metrics string
-	}{{"varve", []string{s.addr}, s.metrics}, {"kfake", kf.Addrs, ""}} {
+	}{{"varve", []string{s.Addr}, s.Metrics}, {"kfake", kf.Addrs, ""}} {
 		topic := "consume"
 		if _, err := kafkabench.EnsureTopic(ctx, b.brokers, topic, 1, 1); err != nil {
 			return err
@@ -172,16 +173,16 @@ func runConsume(ctx context.Context, o options, bin string, kf *kafkabench.Kfake
 // throughput grows with producers only if concurrent appends share
 // fsyncs.
 func runGroupCommit(ctx context.Context, o options, bin string, kf *kafkabench.Kfake, r *report) error {
-	s, err := startServer(bin, "log.flush.interval.messages=1")
+	s, err := varveproc.Start(bin, varveproc.Options{Overrides: []string{"log.flush.interval.messages=1"}})
 	if err != nil {
 		return err
 	}
-	defer s.stop()
+	defer s.Stop()
 	for _, producers := range []int{1, 4, 16} {
 		// One record per request per producer: with client batching, each
 		// request would carry many records and hide the fsyncs.
 		n := max(o.syncRecords/2, 200) * int64(producers)
-		cfg, res, err := produce(ctx, []string{s.addr}, s.metrics, fmt.Sprintf("fsync-%d", producers), 100, "all", producers, n, true, true)
+		cfg, res, err := produce(ctx, []string{s.Addr}, s.Metrics, fmt.Sprintf("fsync-%d", producers), 100, "all", producers, n, true, true)
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/varve/varve/benchmarks/kafkabench"
 	"github.com/varve/varve/experiments/internal/harness"
+	"github.com/varve/varve/experiments/internal/varveproc"
 )
 
 type options struct {
@@ -55,7 +56,7 @@ func run(ctx context.Context, o options) error {
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
 	}
-	bin, cleanup, err := varveBinary(o.varve)
+	bin, cleanup, err := varveproc.Binary(o.varve)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/varve/varve/diskmodel"
@@ -87,7 +86,7 @@ func parseFlags(args []string) (config, error) {
 	if c.batchSizes, err = parseSizes(*batches); err != nil {
 		return c, err
 	}
-	if c.appenders, err = parseInts(*appenders); err != nil {
+	if c.appenders, err = flagval.Counts(*appenders); err != nil {
 		return c, err
 	}
 	return c, c.validate()
@@ -143,25 +142,6 @@ func parseSizes(s string) ([]int, error) {
 	return out, nil
 }
 
-func parseInts(s string) ([]int, error) {
-	var out []int
-	for _, f := range splitList(s) {
-		v, err := strconv.Atoi(f)
-		if err != nil || v < 1 {
-			return nil, fmt.Errorf("bad count %q", f)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-// parseSize is a size flag's value; zero is refused.
-func parseSize(s string) (int64, error) {
-	v, err := flagval.Size(s)
-	if err == nil && v == 0 {
-		return 0, fmt.Errorf("bad size %q", s)
-	}
-	return v, err
-}
+var parseSize = flagval.PositiveSize
 
 func splitList(s string) []string { return flagval.List(s) }

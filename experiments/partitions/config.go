@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/varve/varve/diskmodel"
@@ -72,7 +71,7 @@ func parseFlags(args []string) (config, error) {
 	}
 	c.applyDefaults(harness.Flags(fs))
 	var err error
-	if c.partitions, err = parseInts(*parts); err != nil {
+	if c.partitions, err = flagval.Counts(*parts); err != nil {
 		return c, err
 	}
 	if c.policies, err = parsePolicies(*policies); err != nil {
@@ -113,28 +112,6 @@ func (c *config) validate() error {
 	return nil
 }
 
-func parseInts(s string) ([]int, error) {
-	var out []int
-	for _, f := range splitList(s) {
-		v, err := strconv.Atoi(f)
-		if err != nil || v < 1 {
-			return nil, fmt.Errorf("bad count %q", f)
-		}
-		out = append(out, v)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no partition counts")
-	}
-	return out, nil
-}
-
-// parseSize is a size flag's value; zero is refused.
-func parseSize(s string) (int64, error) {
-	v, err := flagval.Size(s)
-	if err == nil && v == 0 {
-		return 0, fmt.Errorf("bad size %q", s)
-	}
-	return v, err
-}
+var parseSize = flagval.PositiveSize
 
 func splitList(s string) []string { return flagval.List(s) }

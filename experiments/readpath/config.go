@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/varve/varve/experiments/internal/flagval"
@@ -123,7 +122,7 @@ func parseFlags(args []string) (config, error) {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	c.applyDefaults(set)
 	var err error
-	if c.consumers, err = parseInts(*consumers); err != nil {
+	if c.consumers, err = flagval.Counts(*consumers); err != nil {
 		return c, err
 	}
 	c.paths, c.workloads = splitList(*paths), splitList(*workloads)
@@ -152,18 +151,6 @@ func (c *config) validate() error {
 		return fmt.Errorf("reps and tail-passes must be at least 1")
 	}
 	return nil
-}
-
-func parseInts(s string) ([]int, error) {
-	var out []int
-	for _, f := range splitList(s) {
-		v, err := strconv.Atoi(f)
-		if err != nil || v < 1 {
-			return nil, fmt.Errorf("bad consumer count %q", f)
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }
 
 func contains(list []string, s string) bool {

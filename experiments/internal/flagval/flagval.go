@@ -41,3 +41,29 @@ func List(s string) []string {
 	}
 	return out
 }
+
+// Counts parses a comma-separated list of positive integers ("1,4,16");
+// an empty list is an error.
+func Counts(s string) ([]int, error) {
+	var out []int
+	for _, f := range List(s) {
+		v, err := strconv.Atoi(f)
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("bad count %q", f)
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no counts in %q", s)
+	}
+	return out, nil
+}
+
+// PositiveSize is Size refusing zero.
+func PositiveSize(s string) (int64, error) {
+	v, err := Size(s)
+	if err == nil && v == 0 {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return v, err
+}
