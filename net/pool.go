@@ -82,6 +82,11 @@ func (p *memoryPool) acquire(n int64, stop <-chan struct{}) bool {
 	}
 }
 
+// short reports whether fewer than n bytes are free or requests are waiting.
+func (p *memoryPool) short(n int64) bool {
+	return p.capacity-p.used.Load() < n || p.queued.Load() > 0
+}
+
 // release returns n bytes granted earlier and grants waiters that now fit.
 func (p *memoryPool) release(n int64) {
 	if n <= 0 {

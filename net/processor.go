@@ -518,7 +518,7 @@ func (p *processor) readOnce(c *rconn) int {
 	buf := c.dec.directSpace()
 	direct := buf != nil
 	if !direct {
-		buf = p.scratch
+		buf = p.readSpace(c)
 	}
 	n, err := readFD(c.fd, buf)
 	switch {
@@ -547,6 +547,18 @@ func (p *processor) readOnce(c *rconn) int {
 		c.pending = append([]byte(nil), buf[k:n]...)
 	}
 	return n
+}
+
+// readSpace is the scratch buffer to read c into. Between frames, while the
+// memory pool is short (less free than the scratch buffer holds, or
+// requests already waiting), it is only the rest of the size prefix, as
+// Kafka's NetworkReceive reads it: a connection that then waits for memory
+// leaves its body in the socket, not in a copy outside the pool.
+func (p *processor) readSpace(c *rconn) []byte {
+	if pool := p.srv.pool; pool != nil && c.dec.size < 0 && len(c.pending) == 0 && pool.short(scratchSize) {
+		return p.scratch[:sizePrefixLen-c.dec.nhdr]
+	}
+	return p.scratch
 }
 
 // readFD is read(2) retrying EINTR.
