@@ -96,6 +96,12 @@ func newServer(cfg *config.Broker, h vnet.Handler) (server, error) {
 		SocketReceiveBufferBytes: cfg.SocketReceiveBufferBytes,
 		MaxConnections:           cfg.MaxConnections,
 	}
+	nc.QueuedMaxRequestBytes = cfg.QueuedMaxRequestBytes
+	nc.MaxConnectionsPerIP, nc.MaxConnectionsPerIPOverrides = cfg.MaxConnectionsPerIP, cfg.MaxConnectionsPerIPOverrides
+	nc.MaxConnectionCreationRate = cfg.MaxConnectionCreationRate
+	if cfg.MaxConnectionsPerIP == 0 {
+		nc.MaxConnectionsPerIP = vnet.NoConnectionsPerIP // Kafka's 0: only the overrides may connect
+	}
 	switch cfg.NetworkModel {
 	case config.NetworkGoroutine:
 		return vnet.NewGoroutineServer(nc, h)

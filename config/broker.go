@@ -100,6 +100,10 @@ type Broker struct {
 	MaxConnectionsPerIP      int    // max.connections.per.ip
 	FetchMaxBytes            int    // fetch.max.bytes
 
+	// Connection quotas (Kafka's ConnectionQuotas, KIP-612).
+	MaxConnectionsPerIPOverrides map[string]int // max.connections.per.ip.overrides: host or IP to count
+	MaxConnectionCreationRate    int            // max.connection.creation.rate, per second
+
 	// Replication.
 	MinInsyncReplicas                        int    // min.insync.replicas
 	ReplicaLagTimeMaxMs                      Millis // replica.lag.time.max.ms

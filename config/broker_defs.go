@@ -117,7 +117,8 @@ var brokerDefs = []def{
 	{name: "num.io.threads", typ: tInt, deflt: "8", check: atLeast(1), field: func(b *Broker) any { return &b.NumIoThreads }},
 	{name: "background.threads", typ: tInt, deflt: "10", check: atLeast(1)},
 	{name: "queued.max.requests", typ: tInt, deflt: "500", check: atLeast(1), field: func(b *Broker) any { return &b.QueuedMaxRequests }},
-	{name: "queued.max.request.bytes", typ: tLong, deflt: "-1", field: func(b *Broker) any { return &b.QueuedMaxRequestBytes }},
+	{name: "queued.max.request.bytes", typ: tLong, deflt: "-1", field: func(b *Broker) any { return &b.QueuedMaxRequestBytes },
+		note: "-1: not unbounded as in Kafka but half of GOMEMLIMIT, else a quarter of physical or cgroup memory, at least socket.request.max.bytes"},
 	{name: "socket.request.max.bytes", typ: tInt, deflt: "104857600", check: atLeast(1), field: func(b *Broker) any { return &b.SocketRequestMaxBytes }},
 	{name: "socket.send.buffer.bytes", typ: tInt, deflt: "102400", field: func(b *Broker) any { return &b.SocketSendBufferBytes }},
 	{name: "socket.receive.buffer.bytes", typ: tInt, deflt: "102400", field: func(b *Broker) any { return &b.SocketReceiveBufferBytes }},
@@ -125,6 +126,8 @@ var brokerDefs = []def{
 	{name: "connections.max.idle.ms", typ: tLong, deflt: "600000", field: func(b *Broker) any { return &b.ConnectionsMaxIdleMs }},
 	{name: "max.connections", typ: tInt, deflt: intMax, check: atLeast(0), field: func(b *Broker) any { return &b.MaxConnections }},
 	{name: "max.connections.per.ip", typ: tInt, deflt: intMax, check: atLeast(0), field: func(b *Broker) any { return &b.MaxConnectionsPerIP }},
+	{name: "max.connections.per.ip.overrides", typ: tConnOverrides, deflt: "", field: func(b *Broker) any { return &b.MaxConnectionsPerIPOverrides }},
+	{name: "max.connection.creation.rate", typ: tInt, deflt: intMax, check: atLeast(0), field: func(b *Broker) any { return &b.MaxConnectionCreationRate }},
 	{name: "request.timeout.ms", typ: tInt, deflt: "30000"},
 	{name: "fetch.max.bytes", typ: tInt, deflt: "57671680", check: atLeast(1024), field: func(b *Broker) any { return &b.FetchMaxBytes }},
 

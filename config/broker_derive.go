@@ -103,6 +103,10 @@ func (b *Broker) validateLogs() error {
 		return invalid("log.cleaner.dedupe.buffer.size", fmt.Sprint(b.LogCleanerDedupeBufferSize),
 			"expected more than 1 MiB per cleaner thread (log.cleaner.threads=%d)", b.LogCleanerThreads)
 	}
+	if b.MaxConnectionsPerIP == 0 && len(b.MaxConnectionsPerIPOverrides) == 0 {
+		// Kafka: KafkaConfig's own check, with the same words.
+		return invalid("max.connections.per.ip", "0", "can be set to zero only if max.connections.per.ip.overrides property is set")
+	}
 	if b.QueuedMaxRequestBytes > 0 && b.QueuedMaxRequestBytes < int64(b.SocketRequestMaxBytes) {
 		return invalid("queued.max.request.bytes", fmt.Sprint(b.QueuedMaxRequestBytes),
 			"expected -1 or at least socket.request.max.bytes (%d)", b.SocketRequestMaxBytes)

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -300,6 +301,11 @@ func TestCrossPropertyChecks(t *testing.T) {
 		{"fetch wait above socket timeout", map[string]string{"replica.fetch.wait.max.ms": "20000", "replica.socket.timeout.ms": "10000"}, "replica.fetch.wait.max.ms"},
 		{"dedupe buffer under 1 MiB per thread", map[string]string{"log.cleaner.dedupe.buffer.size": "2097152", "log.cleaner.threads": "2"}, "log.cleaner.dedupe.buffer.size"},
 		{"queued bytes below request size", map[string]string{"queued.max.request.bytes": "1000"}, "queued.max.request.bytes"},
+		// Kafka: max.connections.per.ip=0 needs overrides; overrides are host:count.
+		{"zero per-IP connections without overrides", map[string]string{"max.connections.per.ip": "0"}, "max.connections.per.ip"},
+		{"override without count", map[string]string{"max.connections.per.ip.overrides": "127.0.0.1"}, "max.connections.per.ip.overrides"},
+		{"negative override", map[string]string{"max.connections.per.ip.overrides": "127.0.0.1:-1"}, "max.connections.per.ip.overrides"},
+		{"negative creation rate", map[string]string{"max.connection.creation.rate": "-1"}, "max.connection.creation.rate"},
 		{"min session above max", map[string]string{"group.min.session.timeout.ms": "10", "group.max.session.timeout.ms": "5"}, "group.min.session.timeout.ms"},
 		{"cleaner lags crossed", map[string]string{"log.cleaner.min.compaction.lag.ms": "10", "log.cleaner.max.compaction.lag.ms": "5"}, "min.compaction.lag.ms"},
 		{"empty log dir", map[string]string{"log.dirs": "/a,,/b"}, "log.dirs"},
@@ -313,6 +319,7 @@ func TestCrossPropertyChecks(t *testing.T) {
 	}
 	// And the valid neighbours of those cases.
 	for _, ok := range []map[string]string{
+		{"max.connections.per.ip": "0", "max.connections.per.ip.overrides": "10.0.0.1:5"},
 		with(ctrl, "controller.quorum.voters", "1@h:9093"),
 		with(ctrl, "process.roles", "broker", "controller.quorum.bootstrap.servers", "h:9093", "listeners", "PLAINTEXT://:9092"),
 		with(ctrl, "process.roles", "controller", "listeners", "CONTROLLER://:9093", "controller.quorum.voters", "1@h:9093"),
@@ -405,5 +412,21 @@ func TestJavaDouble(t *testing.T) {
 		if got := javaDouble(f); got != want {
 			t.Errorf("javaDouble(%v) = %q, want %q", f, got, want)
 		}
+	}
+}
+
+// Kafka: max.connections.per.ip.overrides is "host:count,..." split at
+// each entry's last colon, so an IPv6 address needs no brackets.
+func TestConnectionOverrides(t *testing.T) {
+	b, err := Parse(map[string]string{"max.connections.per.ip.overrides": "hostA:100, 127.0.0.1:200,::1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"hostA": 100, "127.0.0.1": 200, "::1": 0}
+	if !maps.Equal(b.MaxConnectionsPerIPOverrides, want) {
+		t.Errorf("overrides %v, want %v", b.MaxConnectionsPerIPOverrides, want)
+	}
+	if got, _ := b.Get("max.connections.per.ip.overrides"); got != "127.0.0.1:200,::1:0,hostA:100" {
+		t.Errorf("Get = %q", got)
 	}
 }

@@ -57,6 +57,7 @@ var kafkaDefaults = map[string]string{
 	"queued.max.request.bytes": "-1", "socket.request.max.bytes": "104857600", "socket.send.buffer.bytes": "102400",
 	"socket.receive.buffer.bytes": "102400", "socket.listen.backlog.size": "50", "connections.max.idle.ms": "600000",
 	"max.connections": "2147483647", "max.connections.per.ip": "2147483647", "request.timeout.ms": "30000",
+	"max.connections.per.ip.overrides": "", "max.connection.creation.rate": "2147483647",
 	"fetch.max.bytes": "57671680",
 
 	"min.insync.replicas": "1", "replica.lag.time.max.ms": "30000", "replica.fetch.max.bytes": "1048576",

@@ -178,8 +178,10 @@
 //	log.roll.ms                                      null                         (unset: log.roll.hours)
 //	log.segment.bytes                                1073741824
 //	log.segment.delete.delay.ms                      60000
+//	max.connection.creation.rate                     2147483647
 //	max.connections                                  2147483647
 //	max.connections.per.ip                           2147483647
+//	max.connections.per.ip.overrides                 ""
 //	message.max.bytes                                1048588
 //	metadata.log.dir                                 null                         (accepted)
 //	metadata.log.max.record.bytes.between.snapshots  20971520                     (accepted)
@@ -202,7 +204,7 @@
 //	process.roles                                    broker,controller            (Kafka: none (required))
 //	producer.id.expiration.ms                        86400000
 //	producer.purgatory.purge.interval.requests       1000                         (accepted)
-//	queued.max.request.bytes                         -1
+//	queued.max.request.bytes                         -1                           (-1: not unbounded as in Kafka but half of GOMEMLIMIT, else a quarter of physical or cgroup memory, at least socket.request.max.bytes)
 //	queued.max.requests                              500
 //	replica.fetch.backoff.ms                         1000
 //	replica.fetch.max.bytes                          1048576

@@ -3,8 +3,10 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -60,7 +62,44 @@ var (
 	tProtocolMap = &valueType{"string", parseProtocolMap, formatList}
 	tVoters      = &valueType{"list", parseVoters, formatList}
 	tHostPorts   = &valueType{"list", parseHostPorts, formatList}
+	// tConnOverrides is max.connections.per.ip.overrides: Kafka's string
+	// "host:count,host:count", split at each entry's last colon (so IPv6
+	// addresses need no brackets), counts at least 0.
+	tConnOverrides = &valueType{"string", parseConnOverrides, formatConnOverrides}
 )
+
+func parseConnOverrides(s string) (any, error) {
+	out := map[string]int{}
+	if s == "" {
+		return out, nil
+	}
+	for _, item := range splitList(s) {
+		i := strings.LastIndex(item, ":")
+		if i < 0 {
+			return nil, fmt.Errorf("entry %q: expected host:count", item)
+		}
+		host := strings.TrimSpace(item[:i])
+		n, err := strconv.ParseInt(strings.TrimSpace(item[i+1:]), 10, 32)
+		if host == "" || err != nil || n < 0 {
+			return nil, fmt.Errorf("entry %q: expected host:count with a count of at least 0", item)
+		}
+		if _, dup := out[host]; dup {
+			return nil, fmt.Errorf("host %s appears twice", host)
+		}
+		out[host] = int(n)
+	}
+	return out, nil
+}
+
+func formatConnOverrides(v reflect.Value) string {
+	m := v.Interface().(map[string]int)
+	hosts := slices.Sorted(maps.Keys(m))
+	parts := make([]string, len(hosts))
+	for i, h := range hosts {
+		parts[i] = h + ":" + strconv.Itoa(m[h])
+	}
+	return strings.Join(parts, ",")
+}
 
 // parseListeners reads Kafka's listener list: comma-separated
 // NAME://host:port, names unique.

@@ -3,7 +3,9 @@ package net
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	stdnet "net"
+	"net/netip"
 	"sync"
 	"syscall"
 	"time"
@@ -25,6 +27,7 @@ type acceptor struct {
 	name  string
 	procs []*processor
 	next  int
+	rate  *tokenBucket // this listener's max.connection.creation.rate
 
 	stopOnce sync.Once
 	stopCh   chan struct{}
@@ -36,6 +39,7 @@ func newAcceptor(r *Reactor, ln stdnet.Listener, raw syscall.RawConn, procs []*p
 		r: r, ln: ln, name: ln.Addr().String(), procs: procs, lfd: -1, epfd: -1,
 		stopCh: make(chan struct{}), done: make(chan struct{}),
 	}
+	a.rate = newTokenBucket(r.cfg.ListenerMaxConnectionCreationRate[a.name])
 	var derr error
 	if err := raw.Control(func(fd uintptr) {
 		a.lfd, derr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
@@ -168,18 +172,34 @@ func (a *acceptor) retryDelay(err error, backoff time.Duration) (time.Duration, 
 
 // hand configures an accepted socket and queues it on a processor. It
 // returns false when the acceptor is stopping.
+//
+// As Kafka's ConnectionQuotas.inc, it first waits for the connection
+// creation rates (KIP-612: the acceptor is delayed, the connection is not
+// refused), then checks the per-IP and broker-wide connection limits, which
+// close the connection at once.
 func (a *acceptor) hand(fd int, sa unix.Sockaddr) bool {
 	st := &a.r.stats
 	st.accepted.Add(1)
+	if !countThrottle(st, a.rate, a.r.connRate, a.stopCh) {
+		unix.Close(fd)
+		return false
+	}
+	ip := sockaddrIP(sa)
+	if !a.r.quotas.inc(ip) {
+		rejectPerIP(st, a.r.cfg.Logger, a.name, ip)
+		unix.Close(fd)
+		return true
+	}
 	if limit := a.r.cfg.MaxConnections; limit > 0 && st.connections.Load() >= int64(limit) {
 		st.rejected.Add(1)
+		a.r.quotas.dec(ip)
 		unix.Close(fd)
 		return true
 	}
 	configureSocket(fd, sa, a.r.cfg)
 	st.connections.Add(1)
 	c := &rconn{
-		id: a.r.nextConnID.Add(1), fd: fd, dec: newFrameDecoder(a.r.cfg.SocketRequestMaxBytes),
+		id: a.r.nextConnID.Add(1), fd: fd, ip: ip, dec: a.r.newDecoder(),
 		info: ConnInfo{Listener: a.name, Remote: sockaddrToAddr(sa)},
 	}
 	c.info.ID = c.id
@@ -187,9 +207,27 @@ func (a *acceptor) hand(fd int, sa unix.Sockaddr) bool {
 		return true
 	}
 	unix.Close(fd)
+	a.r.quotas.dec(ip)
 	st.connections.Add(-1)
 	st.closed.Add(1)
 	return false
+}
+
+// countThrottle waits for the creation rates and counts the wait; false
+// means stop closed first.
+func countThrottle(st *counters, listener, broker *tokenBucket, stop <-chan struct{}) bool {
+	d, ok := throttle(listener, broker, stop)
+	if d > 0 {
+		st.acceptThrottles.Add(1)
+		st.acceptThrottleNs.Add(int64(d))
+	}
+	return ok
+}
+
+// rejectPerIP counts and logs a connection refused by max.connections.per.ip.
+func rejectPerIP(st *counters, log *slog.Logger, listener string, ip netip.Addr) {
+	st.rejectedPerIP.Add(1)
+	log.Debug("connection closed: max.connections.per.ip reached", "listener", listener, "ip", ip)
 }
 
 // assign queues c on the next processor with room, round-robin; when all

@@ -84,6 +84,16 @@ func benchPingPong(b *testing.B, d design, resp string, f *os.File) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	respLen := 4 + 4 + 100
+	if resp != "bytes100" {
+		respLen = 4 + 4 + 64<<10
+	}
+	pingPong(b, srv, respLen)
+}
+
+// pingPong runs b.N round trips of a 100-byte request on one connection
+// to srv, whose responses are respLen bytes with their size prefix.
+func pingPong(b *testing.B, srv Server, respLen int) {
 	ln, err := stdnet.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -96,10 +106,6 @@ func benchPingPong(b *testing.B, d design, resp string, f *os.File) {
 	}
 	defer c.Close()
 	req := frame(produceV3(1), make([]byte, 100))
-	respLen := 4 + 4 + 100
-	if resp != "bytes100" {
-		respLen = 4 + 4 + 64<<10
-	}
 	buf := make([]byte, respLen)
 	b.SetBytes(int64(len(req) + respLen))
 	for b.Loop() {
@@ -112,6 +118,49 @@ func benchPingPong(b *testing.B, d design, resp string, f *os.File) {
 		if binary.BigEndian.Uint32(buf) != uint32(respLen-4) {
 			b.Fatal("bad response size")
 		}
+	}
+}
+
+// BenchmarkMemoryPool is the cost of the memory pool per request: one
+// connection's round trips through the Reactor without a pool and with a
+// bounded one (a grant after the size prefix, a release after the
+// response). Compare the two ns/op of one run.
+func BenchmarkMemoryPool(b *testing.B) {
+	small := make([]byte, 100)
+	h := HandlerFunc(func(req *Request, respond func(Response)) {
+		respond(Response{Parts: []Part{{Bytes: small}}})
+	})
+	for _, pooled := range []bool{false, true} {
+		name := "nopool"
+		if pooled {
+			name = "pool"
+		}
+		b.Run(name, func(b *testing.B) {
+			r, err := NewReactor(Config{QueuedMaxRequestBytes: DefaultSocketRequestMaxBytes}, h)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !pooled {
+				r.pool = nil
+			}
+			pingPong(b, r, 4+4+100)
+			if st := r.Stats(); pooled && (st.MemoryPoolUsed != 0 || st.MemoryPoolCapacity == 0) {
+				b.Fatalf("pool used %d of %d after the run", st.MemoryPoolUsed, st.MemoryPoolCapacity)
+			}
+		})
+	}
+}
+
+// BenchmarkMemoryPoolGrant is the pool's own work per request, with
+// nothing else: a grant and a release, uncontended.
+func BenchmarkMemoryPoolGrant(b *testing.B) {
+	p := newMemoryPool(DefaultSocketRequestMaxBytes)
+	b.ReportAllocs()
+	for b.Loop() {
+		if p.tryAcquire(100, nil) != nil {
+			b.Fatal("refused")
+		}
+		p.release(100)
 	}
 }
 

@@ -1,6 +1,11 @@
 package net
 
-import "time"
+import (
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+)
 
 // Kafka's defaults for the properties in Config (SocketServerConfigs,
 // ServerConfigs).
@@ -13,6 +18,11 @@ const (
 	DefaultSocketSendBufferBytes    = 102400
 	DefaultSocketReceiveBufferBytes = 102400
 )
+
+// NoConnectionsPerIP as Config.MaxConnectionsPerIP is Kafka's
+// max.connections.per.ip=0: no connection from an address without an
+// override in MaxConnectionsPerIPOverrides.
+const NoConnectionsPerIP = -1
 
 // pollTimeout bounds one epoll_wait, as Kafka's Processor polls with 300 ms.
 const pollTimeout = 300 * time.Millisecond
@@ -58,6 +68,39 @@ type Config struct {
 	// it are closed at once. Default (0) is unlimited, as Kafka's Int.MaxValue.
 	MaxConnections int
 
+	// QueuedMaxRequestBytes is Kafka's queued.max.request.bytes: the bytes
+	// of requests being read or served that the memory pool grants in all.
+	// A connection whose request does not fit is not read until memory is
+	// released. Zero or negative (Kafka's -1, unbounded): derived from the
+	// process's memory, see DefaultQueuedMaxRequestBytes. Otherwise at
+	// least SocketRequestMaxBytes.
+	QueuedMaxRequestBytes int64
+
+	// MaxConnectionsPerIP is Kafka's max.connections.per.ip: connections
+	// from one address above it are closed at once. Default (0) is
+	// unlimited, as Kafka's Int.MaxValue; NoConnectionsPerIP is Kafka's 0.
+	MaxConnectionsPerIP int
+
+	// MaxConnectionsPerIPOverrides is Kafka's
+	// max.connections.per.ip.overrides, parsed: a limit per IP address or
+	// host name (resolved when the server is created).
+	MaxConnectionsPerIPOverrides map[string]int
+
+	// MaxConnectionCreationRate is Kafka's max.connection.creation.rate
+	// (KIP-612): new connections per second on all listeners together.
+	// The acceptor waits before taking a connection over the rate. Default
+	// (0) is unlimited, as Kafka's Int.MaxValue.
+	MaxConnectionCreationRate int
+
+	// ListenerMaxConnectionCreationRate is Kafka's
+	// listener.name.<listener>.max.connection.creation.rate (KIP-612), by
+	// listener address as given to Serve (ln.Addr().String()).
+	ListenerMaxConnectionCreationRate map[string]int
+
+	// Logger receives the network layer's logs (connections refused by a
+	// quota, at debug level). Nil: slog.Default().
+	Logger *slog.Logger
+
 	// InlineHandlers (not a Kafka setting; GoroutineServer only) serves
 	// each request on its connection's goroutine instead of handing it to
 	// the NumIOThreads handlers: two goroutine hand-offs fewer per request,
@@ -89,6 +132,18 @@ func (c Config) withDefaults() Config {
 	if c.ConnectionsMaxIdle == 0 {
 		c.ConnectionsMaxIdle = DefaultConnectionsMaxIdle
 	}
+	if c.QueuedMaxRequestBytes <= 0 {
+		c.QueuedMaxRequestBytes = DefaultQueuedMaxRequestBytes(c.SocketRequestMaxBytes)
+	}
+	if c.MaxConnectionsPerIP >= math.MaxInt32 {
+		c.MaxConnectionsPerIP = 0 // Kafka's Int.MaxValue: no limit
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.MaxConnectionCreationRate >= math.MaxInt32 {
+		c.MaxConnectionCreationRate = 0
+	}
 	return c
 }
 
@@ -117,6 +172,33 @@ func (c Config) validate() error {
 	}
 	if c.MaxConnections < 0 {
 		return &ConfigError{Property: "max.connections", Value: c.MaxConnections, Reason: "must not be negative"}
+	}
+	if c.QueuedMaxRequestBytes < int64(c.SocketRequestMaxBytes) {
+		return &ConfigError{Property: "queued.max.request.bytes", Value: c.QueuedMaxRequestBytes, Reason: "must be -1 or at least socket.request.max.bytes"}
+	}
+	return c.validateConnectionQuotas()
+}
+
+// validateConnectionQuotas checks the per-IP limits and creation rates.
+func (c Config) validateConnectionQuotas() error {
+	switch {
+	case c.MaxConnectionsPerIP < NoConnectionsPerIP:
+		return &ConfigError{Property: "max.connections.per.ip", Value: c.MaxConnectionsPerIP, Reason: "must not be negative"}
+	case c.MaxConnectionsPerIP == NoConnectionsPerIP && len(c.MaxConnectionsPerIPOverrides) == 0:
+		// Kafka: KafkaConfig requires overrides for a zero per-IP limit.
+		return &ConfigError{Property: "max.connections.per.ip", Value: 0, Reason: "can be set to zero only if max.connections.per.ip.overrides is set"}
+	case c.MaxConnectionCreationRate < 0:
+		return &ConfigError{Property: "max.connection.creation.rate", Value: c.MaxConnectionCreationRate, Reason: "must not be negative"}
+	}
+	for host, n := range c.MaxConnectionsPerIPOverrides {
+		if n < 0 || host == "" {
+			return &ConfigError{Property: "max.connections.per.ip.overrides", Value: fmt.Sprintf("%s:%d", host, n), Reason: "expected host:count with a count of at least 0"}
+		}
+	}
+	for l, n := range c.ListenerMaxConnectionCreationRate {
+		if n < 0 {
+			return &ConfigError{Property: "listener.name." + l + ".max.connection.creation.rate", Value: n, Reason: "must not be negative"}
+		}
 	}
 	return nil
 }

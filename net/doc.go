@@ -44,6 +44,32 @@
 // (still writing responses) until a handler takes a request and wakes it;
 // a GoroutineServer connection blocks on the channel.
 //
+// # Memory and connection limits
+//
+// Request memory is bounded by one pool of queued.max.request.bytes per
+// server (Kafka's MemoryPool, pool.go). Once a frame's size prefix is read
+// and checked, the connection asks the pool for the frame's size before the
+// body buffer exists; the bytes return when the response has been written
+// (or skipped, or abandoned), or when the connection closes mid-frame:
+// exactly once, through call.releaseMem or the connection's own field.
+// A request the pool cannot grant waits in arrival order, and its
+// connection is not read meanwhile (Kafka mutes the channel): a Reactor
+// processor parks it and resumes it when the pool notifies that it was
+// granted; a GoroutineServer connection blocks in the pool. While the pool
+// is short, a processor reads a new frame's 4-byte prefix alone, so a
+// waiting body stays in the socket. The pool is strict: the bytes granted
+// never exceed its capacity, which is at least socket.request.max.bytes so
+// every legal request fits an idle pool. Unset (Kafka's -1, unbounded),
+// the capacity is half of GOMEMLIMIT if set, else a quarter of physical or
+// cgroup memory (DefaultQueuedMaxRequestBytes).
+//
+// Connections are counted per client IP across a server's listeners
+// (max.connections.per.ip and its overrides, quota.go): one over the limit
+// is closed at once after accept. max.connection.creation.rate (KIP-612,
+// broker-wide and per listener) is a token bucket whose burst is one
+// second's worth: the acceptor waits before handing over a connection
+// above the rate, as Kafka's acceptor is throttled, rather than closing it.
+//
 // Partial writes (of bytes, through writev, or of regions, through
 // pagecache.Region.SendTo) resume on the next EPOLLOUT; a processor never
 // blocks on a socket. Idle connections (no request in flight) are closed
@@ -52,8 +78,9 @@
 // # Goroutines and ownership
 //
 //   - acceptor (one per Reactor.Serve): accepts with accept4 on the
-//     listener's descriptor, applies socket options, queues connections
-//     round-robin on its processors' bounded queues.
+//     listener's descriptor, waits for the creation rates, checks the
+//     per-IP and total connection limits, applies socket options, queues
+//     connections round-robin on its processors' bounded queues.
 //   - processor (num.network.threads per listener): owns its epoll fd,
 //     eventfd and connections; every rconn field is touched by it alone.
 //     Handlers reach it only through enqueue: a mutex-guarded list, plus an

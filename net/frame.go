@@ -28,16 +28,33 @@ const minDirectRead = 32 << 10
 // stream. It is the framing core shared by the Reactor's processors (which
 // feed it from non-blocking reads) and by FrameReader (blocking reads). A
 // frameDecoder is used by one goroutine at a time.
+//
+// A gated decoder (the servers' memory pool) stops after each size prefix:
+// awaiting reports the announced size, and no body byte is taken or buffer
+// allocated until admit is called.
 type frameDecoder struct {
-	max  int32
-	hdr  [sizePrefixLen]byte
-	nhdr int
-	size int    // announced body size once the prefix is complete, -1 before
-	body []byte // body bytes received so far
+	max   int32
+	gated bool
+	hdr   [sizePrefixLen]byte
+	nhdr  int
+	size  int    // announced body size once the prefix is complete, -1 before
+	open  bool   // the body has been admitted: body exists
+	body  []byte // body bytes received so far
 }
 
 func newFrameDecoder(max int32) frameDecoder {
 	return frameDecoder{max: max, size: -1}
+}
+
+// newGatedDecoder returns a decoder that waits for admit after each prefix.
+func newGatedDecoder(max int32) frameDecoder {
+	return frameDecoder{max: max, size: -1, gated: true}
+}
+
+// awaiting returns the announced size of a frame whose prefix is complete
+// and whose body has not been admitted yet.
+func (d *frameDecoder) awaiting() (int, bool) {
+	return d.size, d.size >= 0 && !d.open
 }
 
 // inFrame reports whether part of a frame has been received.
@@ -57,9 +74,17 @@ func (d *frameDecoder) feed(p []byte) (n int, frame []byte, err error) {
 		if d.nhdr < sizePrefixLen {
 			return n, nil, nil
 		}
-		if err := d.startBody(len(p)); err != nil {
+		if err := d.checkSize(); err != nil {
 			return n, nil, err
 		}
+		if !d.gated {
+			if frame := d.admit(len(p)); frame != nil {
+				return n, frame, nil
+			}
+		}
+	}
+	if !d.open {
+		return n, nil, nil
 	}
 	k := min(d.size-len(d.body), len(p))
 	d.grow(k)
@@ -68,17 +93,25 @@ func (d *frameDecoder) feed(p []byte) (n int, frame []byte, err error) {
 	return n, d.complete(), nil
 }
 
-// startBody checks the completed size prefix and allocates the first part of
-// the body buffer: initialBodyCap, or all of the bytes already at hand
-// (avail), so a frame that arrived whole is allocated once.
-func (d *frameDecoder) startBody(avail int) error {
+// checkSize checks the completed size prefix, before anything is allocated.
+func (d *frameDecoder) checkSize() error {
 	size := int32(binary.BigEndian.Uint32(d.hdr[:]))
 	if size < 0 || size > d.max {
 		return &FrameSizeError{Size: size, Max: d.max}
 	}
 	d.size = int(size)
-	d.body = make([]byte, 0, min(d.size, max(initialBodyCap, avail)))
 	return nil
+}
+
+// admit starts the body announced by the prefix, allocating its first part:
+// initialBodyCap, or all of the bytes already at hand (avail), so a frame
+// that arrived whole is allocated once. It returns the frame when that is
+// already complete (an empty body).
+// REQUIRES: awaiting reports true.
+func (d *frameDecoder) admit(avail int) []byte {
+	d.open = true
+	d.body = make([]byte, 0, min(d.size, max(initialBodyCap, avail)))
+	return d.complete()
 }
 
 // grow makes room for k more body bytes, doubling the capacity (bounded by
@@ -98,7 +131,7 @@ func (d *frameDecoder) grow(k int) {
 // directly, when the rest of the body is at least minDirectRead bytes; nil
 // otherwise. The caller then reports what it read with commit.
 func (d *frameDecoder) directSpace() []byte {
-	if d.size < 0 || d.size-len(d.body) < minDirectRead {
+	if !d.open || d.size-len(d.body) < minDirectRead {
 		return nil
 	}
 	want := min(d.size-len(d.body), max(cap(d.body)-len(d.body), minDirectRead))
@@ -115,11 +148,11 @@ func (d *frameDecoder) commit(n int) []byte {
 
 // complete returns the frame and resets the decoder if the body is whole.
 func (d *frameDecoder) complete() []byte {
-	if d.size < 0 || len(d.body) < d.size {
+	if !d.open || len(d.body) < d.size {
 		return nil
 	}
 	frame := d.body
-	*d = frameDecoder{max: d.max, size: -1}
+	*d = frameDecoder{max: d.max, size: -1, gated: d.gated}
 	return frame
 }
 
@@ -130,9 +163,10 @@ func (d *frameDecoder) complete() []byte {
 type FrameReader struct {
 	r       io.Reader
 	d       frameDecoder
-	buf     []byte // read buffer; nil means exact reads (prefix, then body)
-	pending []byte // bytes read past the last frame, not yet fed
-	err     error  // sticky error
+	gate    func(size int) error // with a gated decoder: admit a body of size bytes
+	buf     []byte               // read buffer; nil means exact reads (prefix, then body)
+	pending []byte               // bytes read past the last frame, not yet fed
+	err     error                // sticky error
 }
 
 // NewFrameReader returns a reader of frames no larger than maxBytes
@@ -144,6 +178,16 @@ func NewFrameReader(r io.Reader, maxBytes int32, bufSize int) *FrameReader {
 	if bufSize > 0 {
 		fr.buf = make([]byte, bufSize)
 	}
+	return fr
+}
+
+// newGatedFrameReader is NewFrameReader whose reader calls gate with each
+// frame's size once its prefix is read, before the body is allocated or
+// read; an error from gate ends reading (and is sticky).
+func newGatedFrameReader(r io.Reader, maxBytes int32, bufSize int, gate func(size int) error) *FrameReader {
+	fr := NewFrameReader(r, maxBytes, bufSize)
+	fr.d = newGatedDecoder(maxBytes)
+	fr.gate = gate
 	return fr
 }
 
@@ -170,6 +214,14 @@ func (fr *FrameReader) ReadFrame() ([]byte, error) {
 // step feeds buffered bytes or performs one read; it returns a frame when
 // one completed.
 func (fr *FrameReader) step() ([]byte, error) {
+	if size, ok := fr.d.awaiting(); ok {
+		if err := fr.gate(size); err != nil {
+			return nil, err
+		}
+		if frame := fr.d.admit(len(fr.pending)); frame != nil {
+			return frame, nil
+		}
+	}
 	if len(fr.pending) > 0 {
 		n, frame, err := fr.d.feed(fr.pending)
 		fr.pending = fr.pending[n:]

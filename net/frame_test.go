@@ -180,3 +180,59 @@ func FuzzFrameReader(f *testing.F) {
 		}
 	})
 }
+
+// FuzzGatedFrameReader checks the decoder the servers use with a memory
+// pool: it stops after every size prefix and asks for the frame's size
+// before the body, and otherwise frames exactly as the reference does.
+// Kafka: NetworkReceive allocates from the MemoryPool only after the size
+// is read and checked.
+func FuzzGatedFrameReader(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 3, 1, 2, 3, 0, 0, 0, 0}, uint16(100), uint8(0), uint8(1))
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 1, 9}, uint16(100), uint8(16), uint8(7))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff}, uint16(100), uint8(4), uint8(3))
+	f.Fuzz(func(t *testing.T, data []byte, max uint16, bufSize, chunk uint8) {
+		wantFrames, wantErr := referenceFrames(data, int32(max))
+		r := &chunkReader{data: data, rng: rand.New(rand.NewPCG(uint64(chunk), 0)), max: int(chunk) + 1}
+		var asked []int
+		var fr *FrameReader
+		fr = newGatedFrameReader(r, int32(max), int(bufSize), func(size int) error {
+			if fr.d.open || fr.d.body != nil {
+				t.Fatalf("body allocated before the gate for %d bytes", size)
+			}
+			asked = append(asked, size)
+			return nil
+		})
+		for i, w := range wantFrames {
+			got, err := fr.ReadFrame()
+			if err != nil || !bytes.Equal(got, w) {
+				t.Fatalf("frame %d: %x, %v; want %x", i, got, err, w)
+			}
+			if len(asked) != i+1 || asked[i] != len(w) {
+				t.Fatalf("frame %d of %d bytes: gate asked %v", i, len(w), asked)
+			}
+		}
+		_, err := fr.ReadFrame()
+		var fse, wfse *FrameSizeError
+		if errors.As(wantErr, &wfse) {
+			if !errors.As(err, &fse) || *fse != *wfse {
+				t.Fatalf("err %v, want %v", err, wantErr)
+			}
+		} else if err != wantErr {
+			t.Fatalf("err %v, want %v", err, wantErr)
+		}
+	})
+}
+
+// A gate that refuses ends reading with its error, before any body byte.
+func TestGatedFrameReaderRefused(t *testing.T) {
+	refused := errors.New("no memory")
+	stream := append(binary.BigEndian.AppendUint32(nil, 10), make([]byte, 10)...)
+	r := bytes.NewReader(stream)
+	fr := newGatedFrameReader(r, 100, 0, func(int) error { return refused })
+	if _, err := fr.ReadFrame(); err != refused {
+		t.Fatalf("err %v, want the gate's", err)
+	}
+	if r.Len() != 10 {
+		t.Fatalf("%d body bytes read past a refused gate", 10-r.Len())
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	stdnet "net"
+	"net/netip"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -24,7 +25,11 @@ type GoroutineServer struct {
 	h          Handler
 	stats      counters
 	reqs       *requestChannel
+	pool       *memoryPool  // queued.max.request.bytes; nil only in benchmarks measuring its cost
+	quotas     *connQuotas  // max.connections.per.ip
+	connRate   *tokenBucket // max.connection.creation.rate; nil: unlimited
 	nextConnID atomic.Uint64
+	closingCh  chan struct{} // closed when Shutdown begins
 	forceCh    chan struct{} // closed when Shutdown's context ends
 	connWG     sync.WaitGroup
 
@@ -48,7 +53,14 @@ func NewGoroutineServer(cfg Config, h Handler) (*GoroutineServer, error) {
 	if h == nil {
 		return nil, errors.New("net: NewGoroutineServer: nil handler")
 	}
-	s := &GoroutineServer{cfg: cfg, h: h, forceCh: make(chan struct{})}
+	quotas, err := newConnQuotas(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &GoroutineServer{
+		cfg: cfg, h: h, quotas: quotas, connRate: newTokenBucket(cfg.MaxConnectionCreationRate),
+		pool: newMemoryPool(cfg.QueuedMaxRequestBytes), closingCh: make(chan struct{}), forceCh: make(chan struct{}),
+	}
 	s.reqs = newRequestChannel(cfg.QueuedMaxRequests, &s.stats)
 	s.mu.listeners = map[stdnet.Listener]struct{}{}
 	s.mu.conns = map[*gconn]struct{}{}
@@ -72,6 +84,7 @@ func (s *GoroutineServer) Serve(ln stdnet.Listener) error {
 		return ErrServerClosed
 	}
 	name := ln.Addr().String()
+	rate := newTokenBucket(s.cfg.ListenerMaxConnectionCreationRate[name])
 	var backoff time.Duration
 	for {
 		nc, err := ln.Accept()
@@ -87,6 +100,10 @@ func (s *GoroutineServer) Serve(ln stdnet.Listener) error {
 			return fmt.Errorf("net: accept on %s: %w", name, err)
 		}
 		backoff = 0
+		if !countThrottle(&s.stats, rate, s.connRate, s.closingCh) {
+			nc.Close()
+			return ErrServerClosed
+		}
 		s.startConn(nc, name)
 	}
 }
@@ -125,10 +142,19 @@ func (s *GoroutineServer) closing() bool {
 }
 
 // startConn applies the socket settings and starts the connection's goroutine.
+// Like the Reactor's acceptor it has waited for the creation rates; the
+// per-IP and broker-wide limits close the connection at once.
 func (s *GoroutineServer) startConn(nc stdnet.Conn, listener string) {
 	s.stats.accepted.Add(1)
+	ip := remoteIP(nc)
+	if !s.quotas.inc(ip) {
+		rejectPerIP(&s.stats, s.cfg.Logger, listener, ip)
+		nc.Close()
+		return
+	}
 	if limit := s.cfg.MaxConnections; limit > 0 && s.stats.connections.Load() >= int64(limit) {
 		s.stats.rejected.Add(1)
+		s.quotas.dec(ip)
 		nc.Close()
 		return
 	}
@@ -142,11 +168,12 @@ func (s *GoroutineServer) startConn(nc stdnet.Conn, listener string) {
 		}
 	}
 	id := s.nextConnID.Add(1)
-	gc := &gconn{srv: s, nc: nc, resp: make(chan delivery, 1),
+	gc := &gconn{srv: s, nc: nc, ip: ip, resp: make(chan delivery, 1),
 		info: ConnInfo{ID: id, Listener: listener, Remote: nc.RemoteAddr()}}
 	s.mu.Lock()
 	if s.mu.closed {
 		s.mu.Unlock()
+		s.quotas.dec(ip)
 		nc.Close()
 		return
 	}
@@ -167,6 +194,7 @@ func (s *GoroutineServer) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	s.mu.closed = true
+	close(s.closingCh)
 	for ln := range s.mu.listeners {
 		ln.Close()
 	}
@@ -198,7 +226,11 @@ func (s *GoroutineServer) Shutdown(ctx context.Context) error {
 }
 
 // Stats snapshots the counters. A goroutine server has no processors.
-func (s *GoroutineServer) Stats() Stats { return s.stats.snapshot() }
+func (s *GoroutineServer) Stats() Stats {
+	st := s.stats.snapshot()
+	st.addPool(s.pool)
+	return st
+}
 
 // forced reports whether Shutdown gave up waiting.
 func (s *GoroutineServer) forced() bool {
@@ -214,8 +246,10 @@ func (s *GoroutineServer) forced() bool {
 type gconn struct {
 	srv  *GoroutineServer
 	nc   stdnet.Conn
+	ip   netip.Addr
 	info ConnInfo
 	resp chan delivery
+	mem  int64 // bytes the memory pool granted to the frame being read; the connection's goroutine only
 
 	mu struct {
 		sync.Mutex
@@ -230,6 +264,7 @@ func (gc *gconn) deliver(cl *call, r Response) {
 	defer gc.mu.Unlock()
 	if gc.mu.exited {
 		r.done(ErrConnClosed)
+		cl.releaseMem()
 		return
 	}
 	gc.resp <- delivery{call: cl, resp: r} // capacity 1, one response per request
@@ -252,8 +287,7 @@ func (gc *gconn) interruptIfIdle() {
 // handlers, wait for the response, write it, repeat.
 func (gc *gconn) serve() {
 	defer gc.exit()
-	s := gc.srv
-	fr := NewFrameReader(countingReader{gc.nc, &s.stats.bytesIn}, s.cfg.SocketRequestMaxBytes, 0)
+	fr := gc.frameReader()
 	for gc.idle() {
 		frame, err := fr.ReadFrame()
 		if err != nil {
@@ -267,6 +301,24 @@ func (gc *gconn) serve() {
 			return
 		}
 	}
+}
+
+// frameReader reads the connection's frames; with a memory pool, each
+// frame's size is granted (waiting while it does not fit, not reading
+// meanwhile: Kafka mutes the channel) before its body is allocated.
+func (gc *gconn) frameReader() *FrameReader {
+	s := gc.srv
+	r := countingReader{gc.nc, &s.stats.bytesIn}
+	if s.pool == nil {
+		return NewFrameReader(r, s.cfg.SocketRequestMaxBytes, 0)
+	}
+	return newGatedFrameReader(r, s.cfg.SocketRequestMaxBytes, 0, func(size int) error {
+		if size > 0 && !s.pool.acquire(int64(size), s.closingCh) {
+			return ErrServerClosed
+		}
+		gc.mem = int64(size)
+		return nil
+	})
 }
 
 // idle marks the connection as between requests and arms the idle timeout;
@@ -316,11 +368,13 @@ func (gc *gconn) handle(frame []byte) bool {
 		s.stats.badFrames.Add(1)
 		return false
 	}
-	cl := &call{owner: gc, stats: &s.stats, req: Request{
+	cl := &call{owner: gc, stats: &s.stats, pool: s.pool, req: Request{
 		Key: h.Key, Version: h.Version, CorrelationID: h.CorrelationID,
 		ClientID: h.ClientID, Flexible: h.Flexible, Body: body,
 		Conn: gc.info, Received: time.Now(),
 	}}
+	cl.mem.Store(gc.mem)
+	gc.mem = 0
 	s.stats.countRequest(h.Key)
 	if s.cfg.InlineHandlers {
 		// The response arrives on gc.resp (capacity 1) from this very
@@ -339,6 +393,7 @@ func (gc *gconn) handle(frame []byte) bool {
 
 // respond writes (or skips) the response; false ends the connection.
 func (gc *gconn) respond(d *delivery) bool {
+	defer d.call.releaseMem()
 	resp := &d.resp
 	if resp.NoResponse && !resp.Close {
 		resp.done(nil)
@@ -366,9 +421,14 @@ func (gc *gconn) exit() {
 	select {
 	case d := <-gc.resp:
 		d.resp.done(ErrConnClosed)
+		d.call.releaseMem()
 	default:
 	}
 	s := gc.srv
+	if gc.mem > 0 {
+		s.pool.release(gc.mem) // closed in the middle of a frame
+	}
+	s.quotas.dec(gc.ip)
 	s.mu.Lock()
 	delete(s.mu.conns, gc)
 	s.mu.Unlock()

@@ -41,8 +41,10 @@ type processor struct {
 	conns   map[uint64]*rconn
 	scratch []byte
 	idle    idleList
-	ready   []*rconn // connections with unread bytes, served next turn
-	stalled *call    // read, but refused by the full request channel
+	ready   []*rconn    // connections with unread bytes, served next turn
+	stalled *call       // read, but refused by the full request channel
+	parked  []*rconn    // waiting for the memory pool
+	granted atomic.Bool // the memory pool granted a parked connection
 	now     time.Time
 	spare   []delivery
 	drain   bool
@@ -119,6 +121,7 @@ func (p *processor) enqueue(conn *rconn, cl *call, r Response) {
 	if p.mu.closed {
 		p.mu.Unlock()
 		r.done(ErrServerClosed)
+		cl.releaseMem()
 		return
 	}
 	p.mu.responses = append(p.mu.responses, delivery{conn: conn, call: cl, resp: r})
@@ -147,6 +150,7 @@ func (p *processor) run() {
 		p.configureNew()
 		p.processResponses()
 		p.retryStalled()
+		p.resumeGranted()
 		p.readReady()
 		if p.drain && len(p.conns) == 0 {
 			return
@@ -283,6 +287,7 @@ func (p *processor) register(c *rconn) {
 // dropNew closes a connection that was never registered.
 func (p *processor) dropNew(c *rconn) {
 	unix.Close(c.fd)
+	p.srv.quotas.dec(c.ip)
 	p.srv.stats.connections.Add(-1)
 	p.srv.stats.closed.Add(1)
 }
@@ -307,20 +312,24 @@ func (p *processor) handleResponse(d *delivery) {
 	c, resp := d.conn, d.resp
 	if c.closed || c.inflight != d.call {
 		resp.done(ErrConnClosed)
+		d.call.releaseMem()
 		return
 	}
 	if resp.Close && len(resp.Parts) == 0 {
 		resp.done(nil)
+		d.call.releaseMem()
 		p.closeConn(c, nil)
 		return
 	}
 	if resp.NoResponse && !resp.Close {
 		resp.done(nil)
+		d.call.releaseMem()
 		p.unmute(c)
 		return
 	}
 	if err := c.send.init(&d.call.req, resp); err != nil {
 		resp.done(err)
+		d.call.releaseMem()
 		p.closeConn(c, err)
 		return
 	}
@@ -350,6 +359,7 @@ func (p *processor) write(c *rconn) {
 	c.sending = false
 	p.srv.stats.responses.Add(1)
 	resp.done(nil)
+	c.inflight.releaseMem()
 	if resp.Close {
 		p.closeConn(c, nil)
 		return
@@ -373,7 +383,7 @@ func (p *processor) unmute(c *rconn) {
 // drained, or c has had its share of this turn.
 func (p *processor) read(c *rconn) {
 	budget := readBudget
-	for c.inflight == nil && !c.closed {
+	for c.inflight == nil && !c.closed && c.memWait == nil {
 		if p.stalled != nil || p.drain {
 			p.markReady(c)
 			return
@@ -417,12 +427,90 @@ func (p *processor) readReady() {
 
 // feedPending gives the decoder bytes read earlier past a frame.
 func (p *processor) feedPending(c *rconn) {
-	n, frame, err := c.dec.feed(c.pending)
+	n := p.feed(c, c.pending)
 	c.pending = c.pending[n:]
 	if len(c.pending) == 0 {
 		c.pending = nil
 	}
+}
+
+// feed gives data to c's decoder and handles the result; it returns how
+// many bytes the decoder took. When the decoder stops at a size prefix, the
+// memory pool is asked for the frame's size: granted, the body is fed on;
+// refused, c is parked and the rest of data stays unread.
+func (p *processor) feed(c *rconn, data []byte) int {
+	n, frame, err := c.dec.feed(data)
+	if err == nil && frame == nil {
+		if size, ok := c.dec.awaiting(); ok {
+			if frame = p.admit(c, size, len(data)-n); frame == nil && c.memWait == nil {
+				var k int
+				k, frame, err = c.dec.feed(data[n:])
+				n += k
+			}
+		}
+	}
 	p.afterFeed(c, frame, err)
+	return n
+}
+
+// admit asks the memory pool for a frame of size bytes before its body is
+// allocated. Granted, the body starts (avail bytes of it are at hand) and
+// an empty frame is returned whole; refused, c is parked (Kafka mutes the
+// channel) until the pool grants it and notifies the processor.
+func (p *processor) admit(c *rconn, size, avail int) []byte {
+	if pool := p.srv.pool; pool != nil && size > 0 {
+		if w := pool.tryAcquire(int64(size), p.memGranted); w != nil {
+			c.memWait = w
+			p.parked = append(p.parked, c)
+			return nil
+		}
+		c.mem = int64(size)
+	}
+	return c.dec.admit(avail)
+}
+
+// memGranted is the pool's notification that a parked connection may read.
+func (p *processor) memGranted() {
+	p.granted.Store(true)
+	p.notify()
+}
+
+// resumeGranted reads the parked connections the pool has granted memory.
+func (p *processor) resumeGranted() {
+	if !p.granted.Swap(false) {
+		return
+	}
+	var resume []*rconn
+	kept := p.parked[:0]
+	for _, c := range p.parked {
+		if c.memWait.granted.Load() {
+			resume = append(resume, c)
+		} else {
+			kept = append(kept, c)
+		}
+	}
+	clear(p.parked[len(kept):])
+	p.parked = kept
+	for _, c := range resume {
+		c.mem, c.memWait = c.memWait.size, nil
+		if frame := c.dec.admit(len(c.pending)); frame != nil {
+			p.onFrame(c, frame)
+		}
+		p.read(c)
+	}
+}
+
+// unpark forgets a parked connection that closes; its bytes, if granted
+// meanwhile, go back to the pool.
+func (p *processor) unpark(c *rconn) {
+	p.srv.pool.cancel(c.memWait)
+	c.memWait = nil
+	for i, x := range p.parked {
+		if x == c {
+			p.parked = append(p.parked[:i], p.parked[i+1:]...)
+			break
+		}
+	}
 }
 
 // readOnce performs one read(2) on c and returns the bytes read.
@@ -430,7 +518,7 @@ func (p *processor) readOnce(c *rconn) int {
 	buf := c.dec.directSpace()
 	direct := buf != nil
 	if !direct {
-		buf = p.scratch
+		buf = p.readSpace(c)
 	}
 	n, err := readFD(c.fd, buf)
 	switch {
@@ -455,12 +543,22 @@ func (p *processor) readOnce(c *rconn) int {
 		p.afterFeed(c, c.dec.commit(n), nil)
 		return n
 	}
-	k, frame, ferr := c.dec.feed(buf[:n])
-	if k < n && ferr == nil {
+	if k := p.feed(c, buf[:n]); k < n && !c.closed {
 		c.pending = append([]byte(nil), buf[k:n]...)
 	}
-	p.afterFeed(c, frame, ferr)
 	return n
+}
+
+// readSpace is the scratch buffer to read c into. Between frames, while the
+// memory pool is short (less free than the scratch buffer holds, or
+// requests already waiting), it is only the rest of the size prefix, as
+// Kafka's NetworkReceive reads it: a connection that then waits for memory
+// leaves its body in the socket, not in a copy outside the pool.
+func (p *processor) readSpace(c *rconn) []byte {
+	if pool := p.srv.pool; pool != nil && c.dec.size < 0 && len(c.pending) == 0 && pool.short(scratchSize) {
+		return p.scratch[:sizePrefixLen-c.dec.nhdr]
+	}
+	return p.scratch
 }
 
 // readFD is read(2) retrying EINTR.
@@ -494,11 +592,13 @@ func (p *processor) onFrame(c *rconn, frame []byte) {
 		p.closeConn(c, err)
 		return
 	}
-	cl := &call{owner: c, stats: &p.srv.stats, req: Request{
+	cl := &call{owner: c, stats: &p.srv.stats, pool: p.srv.pool, req: Request{
 		Key: h.Key, Version: h.Version, CorrelationID: h.CorrelationID,
 		ClientID: h.ClientID, Flexible: h.Flexible, Body: body,
 		Conn: c.info, Received: p.now,
 	}}
+	cl.mem.Store(c.mem)
+	c.mem = 0
 	p.srv.stats.countRequest(h.Key)
 	c.inflight = cl
 	p.idle.remove(c)
@@ -571,10 +671,19 @@ func (p *processor) closeConn(c *rconn, err error) {
 	p.nconns.Add(-1)
 	p.srv.stats.connections.Add(-1)
 	p.srv.stats.closed.Add(1)
+	p.srv.quotas.dec(c.ip)
 	if c.sending {
 		c.sending = false
 		c.send.resp.done(errors.Join(ErrConnClosed, err))
 		c.send.resp = Response{}
+		c.inflight.releaseMem()
+	}
+	if c.memWait != nil {
+		p.unpark(c)
+	}
+	if c.mem > 0 {
+		p.srv.pool.release(c.mem) // closed in the middle of a frame
+		c.mem = 0
 	}
 	c.pending = nil
 	c.dec = frameDecoder{}
@@ -591,12 +700,14 @@ func (p *processor) exit() {
 	p.exited.Store(true)
 	for _, d := range left {
 		d.resp.done(ErrServerClosed)
+		d.call.releaseMem()
 	}
 	for _, c := range p.conns {
 		p.closeConn(c, nil)
 	}
 	p.dropQueued()
 	if p.stalled != nil {
+		p.stalled.releaseMem()
 		p.srv.reqs.stalled.Add(-1)
 		p.stalled = nil
 		p.isStalled.Store(false)

@@ -1,6 +1,7 @@
 package net
 
 import (
+	"net/netip"
 	"sync/atomic"
 	"time"
 )
@@ -11,13 +12,16 @@ type rconn struct {
 	id   uint64
 	fd   int // non-blocking socket, closed by the processor
 	info ConnInfo
+	ip   netip.Addr // counted by the server's connQuotas
 	proc *processor
 
 	dec      frameDecoder
-	pending  []byte // bytes read past the last frame (a pipelining client)
-	readable bool   // EPOLLIN seen and no EAGAIN since (edge-triggered)
-	writable bool   // no EAGAIN since the last EPOLLOUT
-	hup      bool   // peer closed or error seen: read until EOF, never trust a short read
+	mem      int64      // bytes the memory pool granted to the frame being read
+	memWait  *memWaiter // the pool could not grant the next frame: not read until it does
+	pending  []byte     // bytes read past the last frame (a pipelining client)
+	readable bool       // EPOLLIN seen and no EAGAIN since (edge-triggered)
+	writable bool       // no EAGAIN since the last EPOLLOUT
+	hup      bool       // peer closed or error seen: read until EOF, never trust a short read
 
 	// inflight is the request handed to the handlers; while it is set the
 	// connection is muted (not read), so at most one request per connection

@@ -34,6 +34,9 @@ type Reactor struct {
 	h          Handler
 	stats      counters
 	reqs       *requestChannel
+	pool       *memoryPool  // queued.max.request.bytes; nil only in benchmarks measuring its cost
+	quotas     *connQuotas  // max.connections.per.ip
+	connRate   *tokenBucket // max.connection.creation.rate; nil: unlimited
 	nextConnID atomic.Uint64
 	draining   atomic.Bool // Shutdown began: processors stop reading
 	force      atomic.Bool // Shutdown's context ended: processors close everything
@@ -60,7 +63,12 @@ func NewReactor(cfg Config, h Handler) (*Reactor, error) {
 	if h == nil {
 		return nil, errors.New("net: NewReactor: nil handler")
 	}
-	r := &Reactor{cfg: cfg, h: h}
+	quotas, err := newConnQuotas(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := &Reactor{cfg: cfg, h: h, quotas: quotas, connRate: newTokenBucket(cfg.MaxConnectionCreationRate)}
+	r.pool = newMemoryPool(cfg.QueuedMaxRequestBytes)
 	r.reqs = newRequestChannel(cfg.QueuedMaxRequests, &r.stats)
 	return r, nil
 }
@@ -84,6 +92,15 @@ func (r *Reactor) Serve(ln stdnet.Listener) error {
 		return err
 	}
 	return a.run()
+}
+
+// newDecoder returns a connection's frame decoder: gated by the memory
+// pool when there is one.
+func (r *Reactor) newDecoder() frameDecoder {
+	if r.pool == nil {
+		return newFrameDecoder(r.cfg.SocketRequestMaxBytes)
+	}
+	return newGatedDecoder(r.cfg.SocketRequestMaxBytes)
 }
 
 // newAcceptor builds and registers the acceptor and processors for ln and
@@ -224,6 +241,7 @@ func waitCtx(ctx context.Context, wait func()) error {
 // Stats snapshots the counters and the processors.
 func (r *Reactor) Stats() Stats {
 	s := r.stats.snapshot()
+	s.addPool(r.pool)
 	r.mu.Lock()
 	procs := r.mu.procs
 	r.mu.Unlock()

@@ -12,6 +12,17 @@ type call struct {
 	answered atomic.Bool
 	owner    callOwner
 	stats    *counters
+	pool     *memoryPool
+	mem      atomic.Int64 // bytes of pool held by the request until it is done
+}
+
+// releaseMem returns the request's bytes to the memory pool. Every path
+// that ends a request calls it (response written, skipped or abandoned);
+// the swap makes the return happen exactly once.
+func (c *call) releaseMem() {
+	if n := c.mem.Swap(0); n > 0 {
+		c.pool.release(n)
+	}
 }
 
 // callOwner receives the response of a call: a Reactor processor or a
@@ -73,6 +84,7 @@ func (rc *requestChannel) handlerLoop(h Handler) {
 			rc.wakeStalled()
 		}
 		if c.owner.abandoned() {
+			c.releaseMem() // never served: no response will end it
 			continue
 		}
 		h.Serve(&c.req, c.respond)

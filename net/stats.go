@@ -18,6 +18,9 @@ type counters struct {
 	closed            atomic.Int64
 	idleClosed        atomic.Int64
 	rejected          atomic.Int64 // over max.connections
+	rejectedPerIP     atomic.Int64 // over max.connections.per.ip (or its override)
+	acceptThrottles   atomic.Int64 // connections delayed by max.connection.creation.rate
+	acceptThrottleNs  atomic.Int64 // time those delays took
 	badFrames         atomic.Int64
 	bytesIn           atomic.Int64
 	bytesOut          atomic.Int64
@@ -49,17 +52,33 @@ type Stats struct {
 	ConnectionsClosed     int64
 	IdleConnectionsClosed int64 // closed by connections.max.idle.ms
 	ConnectionsRejected   int64 // closed at once because of max.connections
-	BadFrames             int64 // connections closed for a bad size prefix or header
-	BytesIn               int64 // bytes read from sockets, size prefixes included
-	BytesOut              int64 // bytes written to sockets, size prefixes and regions included
-	Requests              int64
-	Responses             int64 // responses fully written
-	RequestsByKey         map[int16]int64
-	UnknownKeyRequests    int64 // requests whose key is outside [0, 128)
-	QueueFullStalls       int64 // times reading stopped because the request channel was full
-	SendWaits             int64 // Reactor: times a response waited for EPOLLOUT (a partial write resumed later)
-	DuplicateResponds     int64 // respond calls after the first (ignored)
-	Processors            []ProcessorStats
+	// ConnectionsRejectedPerIP counts connections closed at once because
+	// their address had max.connections.per.ip (or its override) open.
+	ConnectionsRejectedPerIP int64
+	// AcceptThrottles counts connections whose hand-over waited for
+	// max.connection.creation.rate (KIP-612); AcceptThrottleTime sums the
+	// waits (Kafka's connection-accept-throttle-time).
+	AcceptThrottles    int64
+	AcceptThrottleTime time.Duration
+	// MemoryPoolCapacity is queued.max.request.bytes in force;
+	// MemoryPoolUsed the bytes granted now to requests being read or served
+	// (Kafka's MemoryPoolUsed); MemoryPoolWaits counts requests that waited
+	// for memory, not read meanwhile; MemoryPoolWaiting those waiting now.
+	MemoryPoolCapacity int64
+	MemoryPoolUsed     int64
+	MemoryPoolWaits    int64
+	MemoryPoolWaiting  int64
+	BadFrames          int64 // connections closed for a bad size prefix or header
+	BytesIn            int64 // bytes read from sockets, size prefixes included
+	BytesOut           int64 // bytes written to sockets, size prefixes and regions included
+	Requests           int64
+	Responses          int64 // responses fully written
+	RequestsByKey      map[int16]int64
+	UnknownKeyRequests int64 // requests whose key is outside [0, 128)
+	QueueFullStalls    int64 // times reading stopped because the request channel was full
+	SendWaits          int64 // Reactor: times a response waited for EPOLLOUT (a partial write resumed later)
+	DuplicateResponds  int64 // respond calls after the first (ignored)
+	Processors         []ProcessorStats
 }
 
 // ProcessorStats describes one Reactor processor.
@@ -84,22 +103,25 @@ func (p ProcessorStats) IdleRatio() float64 {
 // snapshot copies the counters.
 func (c *counters) snapshot() Stats {
 	s := Stats{
-		RequestQueueSize:      c.queueSize.Load(),
-		Connections:           c.connections.Load(),
-		ConnectionsAccepted:   c.accepted.Load(),
-		ConnectionsClosed:     c.closed.Load(),
-		IdleConnectionsClosed: c.idleClosed.Load(),
-		ConnectionsRejected:   c.rejected.Load(),
-		BadFrames:             c.badFrames.Load(),
-		BytesIn:               c.bytesIn.Load(),
-		BytesOut:              c.bytesOut.Load(),
-		Requests:              c.requests.Load(),
-		Responses:             c.responses.Load(),
-		UnknownKeyRequests:    c.unknownKey.Load(),
-		QueueFullStalls:       c.queueFullStalls.Load(),
-		SendWaits:             c.sendWaits.Load(),
-		DuplicateResponds:     c.duplicateResponds.Load(),
-		RequestsByKey:         map[int16]int64{},
+		RequestQueueSize:         c.queueSize.Load(),
+		Connections:              c.connections.Load(),
+		ConnectionsAccepted:      c.accepted.Load(),
+		ConnectionsClosed:        c.closed.Load(),
+		IdleConnectionsClosed:    c.idleClosed.Load(),
+		ConnectionsRejected:      c.rejected.Load(),
+		ConnectionsRejectedPerIP: c.rejectedPerIP.Load(),
+		AcceptThrottles:          c.acceptThrottles.Load(),
+		AcceptThrottleTime:       time.Duration(c.acceptThrottleNs.Load()),
+		BadFrames:                c.badFrames.Load(),
+		BytesIn:                  c.bytesIn.Load(),
+		BytesOut:                 c.bytesOut.Load(),
+		Requests:                 c.requests.Load(),
+		Responses:                c.responses.Load(),
+		UnknownKeyRequests:       c.unknownKey.Load(),
+		QueueFullStalls:          c.queueFullStalls.Load(),
+		SendWaits:                c.sendWaits.Load(),
+		DuplicateResponds:        c.duplicateResponds.Load(),
+		RequestsByKey:            map[int16]int64{},
 	}
 	for k := range c.byKey {
 		if n := c.byKey[k].Load(); n > 0 {
@@ -107,4 +129,15 @@ func (c *counters) snapshot() Stats {
 		}
 	}
 	return s
+}
+
+// addPool copies the memory pool's figures into s.
+func (s *Stats) addPool(p *memoryPool) {
+	if p == nil {
+		return
+	}
+	s.MemoryPoolCapacity = p.capacity
+	s.MemoryPoolUsed = p.used.Load()
+	s.MemoryPoolWaits = p.waits.Load()
+	s.MemoryPoolWaiting = p.queued.Load()
 }
