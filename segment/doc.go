@@ -85,6 +85,10 @@
 //  7. Set the recovery point (the log end after a clean shutdown, else
 //     the smaller of the checkpoint and the log end), and report what was
 //     dropped: Log.Recovery returns the figures and a warning is logged.
+//     A log that now ends below the recovery point checkpoint lost
+//     records that were fsynced (a segment file deleted under the
+//     broker): the range is reported in RecoveryReport.LostFrom/LostTo
+//     and logged as an error naming the directory.
 //  8. Rebuild the idempotent producers' state: load the latest readable
 //     snapshot at or below the log end, then apply the producer fields of
 //     every batch header after it.

@@ -29,6 +29,21 @@ type RecoveryReport struct {
 	SegmentsDropped   int           // whole segments removed after a truncation
 	Reason            string        // why bytes were dropped, empty if none
 	Duration          time.Duration // time spent opening
+	// LostFrom and LostTo are the offsets [LostFrom, LostTo) that the
+	// recovery point said were on disk and fsynced but that the log no
+	// longer holds (a segment file deleted or cut under the broker, say):
+	// acknowledged records that are gone, whose offsets the next appends
+	// will reuse. Both are -1 when nothing was lost.
+	LostFrom, LostTo int64
+}
+
+// LostOffsets is the number of offsets in [LostFrom, LostTo), 0 when
+// nothing was lost.
+func (r RecoveryReport) LostOffsets() int64 {
+	if r.LostTo <= r.LostFrom {
+		return 0
+	}
+	return r.LostTo - r.LostFrom
 }
 
 // Dropped says whether recovery removed any bytes.
@@ -54,6 +69,7 @@ func Open(dir string, cfg Config) (*Log, error) {
 	l.pending.segs = map[*Segment]*time.Timer{}
 	l.setLimits()
 	l.report.TruncatedAt = -1
+	l.report.LostFrom, l.report.LostTo = -1, -1
 	if err := l.load(); err != nil {
 		for _, s := range *l.segsOrEmpty() {
 			s.close()
@@ -384,11 +400,21 @@ func (l *Log) finishLoad(st recoveryState) error {
 		rp = min(max(st.recoveryPoint, 0), end)
 	}
 	l.recoveryPoint.Store(rp)
+	if st.recoveryPoint > end {
+		// Everything below the recovery point was fsynced: a log that ends
+		// before it lost acknowledged records, not a torn tail.
+		l.report.LostFrom, l.report.LostTo = end, st.recoveryPoint
+	}
 	return nil
 }
 
 func (l *Log) logReport() {
 	r := l.report
+	if n := r.LostOffsets(); n > 0 {
+		l.cfg.Logger.Error("log lost offsets below its recovery point: acknowledged records are gone and their offsets will be reused",
+			"dir", l.dir, "partition", l.tp.String(), "lost_from", r.LostFrom, "lost_to", r.LostTo,
+			"lost_offsets", n, "recovery_point", r.LostTo, "end", l.EndOffset())
+	}
 	attrs := []any{"dir", l.dir, "clean", r.CleanShutdown, "segments", r.SegmentsLoaded,
 		"recovered_segments", r.SegmentsRecovered, "recovered_bytes", r.BytesRecovered,
 		"start", l.StartOffset(), "end", l.EndOffset(), "took", r.Duration}
