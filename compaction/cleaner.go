@@ -41,7 +41,7 @@ type Cleaner struct {
 	targets func() []Target
 	th      *throttler
 
-	mu          sync.Mutex // serialises the choice of logs among workers
+	mu          sync.Mutex                  // serialises the choice of logs among workers
 	uncleanable map[*segment.Log]retryState // REQUIRES mu
 	noRetention map[*segment.Log]retryState // REQUIRES mu
 	once        struct {
