@@ -14,6 +14,7 @@ import (
 	"github.com/varve/varve/config"
 	vnet "github.com/varve/varve/net"
 	"github.com/varve/varve/replica"
+	"github.com/varve/varve/segment"
 )
 
 // Broker is one Varve node: the Kafka APIs over a replica.Manager, served
@@ -73,6 +74,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 	if err != nil {
 		return nil, err
 	}
+	segment.CheckFileLimit(len(b.parts.Partitions()), nil, logger) // raise RLIMIT_NOFILE; say so if too low
 	if err := b.adoptPartitions(); err != nil {
 		b.parts.Close()
 		return nil, err

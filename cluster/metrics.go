@@ -70,11 +70,22 @@ func newMetrics(b *Broker) *metrics {
 			stats(func(s statsView) float64 { return float64(s.b.server.Stats().BytesIn) })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "varve_network_bytes_out_total", Help: "Bytes written to sockets, sendfile included."},
 			stats(func(s statsView) float64 { return float64(s.b.server.Stats().BytesOut) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "varve_log_lost_offsets_total", Help: "Offsets below a log's recovery point found missing when its partitions were opened: acknowledged records lost (segment.RecoveryReport.LostFrom..LostTo)."},
+			stats(func(s statsView) float64 { return float64(s.lostOffsets()) })),
 	)
 	return m
 }
 
 type statsView struct{ b *Broker }
+
+func (s statsView) lostOffsets() (n int64) {
+	if s.b.parts != nil {
+		for _, p := range s.b.parts.Partitions() {
+			n += p.Log.Recovery().LostOffsets()
+		}
+	}
+	return n
+}
 
 // avgIdle averages the processors' idle ratios (1 for the
 // goroutine-per-connection server, which has none).

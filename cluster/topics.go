@@ -98,6 +98,9 @@ func (b *Broker) createTopic(name string, partitions int32, rf int16, configs ma
 	if _, err := b.cfg.ParseTopic(configs); err != nil {
 		return topicMeta{}, fmt.Errorf("%w: %v", kerr.InvalidConfig, err)
 	}
+	if err := b.checkFileLimit(partitions); err != nil {
+		return topicMeta{}, err
+	}
 	t := topicMeta{Name: name, ID: newTopicID(), Partitions: partitions, Configs: configs}
 	if validateOnly {
 		if _, exists := b.meta.topic(name); exists {
@@ -165,6 +168,8 @@ func (b *Broker) addPartitions(name string, count int32, validateOnly bool) erro
 		return fmt.Errorf("%w: %d partitions, this node allows at most %d per topic", kerr.InvalidPartitions, count, maxPartitionsPerTopic)
 	case count == t.Partitions:
 		return fmt.Errorf("%w: topic already has %d partitions", kerr.InvalidPartitions, count)
+	case b.checkFileLimit(count-t.Partitions) != nil:
+		return b.checkFileLimit(count - t.Partitions)
 	case validateOnly:
 		return nil
 	}
@@ -252,4 +257,15 @@ func errorCode(err error) int16 {
 		return kerr.KafkaStorageError.Code
 	}
 	return kerr.UnknownServerError.Code
+}
+
+// checkFileLimit refuses, before anything is written, a creation of
+// adding partitions that would take the node past its open-files limit.
+// Kafka answers a creation the broker's policy refuses with
+// POLICY_VIOLATION and a message (CreateTopicPolicy); so do we.
+func (b *Broker) checkFileLimit(adding int32) error {
+	if err := segment.CheckCanCreate(len(b.parts.Partitions()), int(adding), nil); err != nil {
+		return fmt.Errorf("%w: %v", kerr.PolicyViolation, err)
+	}
+	return nil
 }

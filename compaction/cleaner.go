@@ -30,14 +30,20 @@ type Target struct {
 // retention to the compacted logs; when no log needs cleaning a worker
 // sleeps log.cleaner.backoff.ms. Reads and writes of all workers share
 // one log.cleaner.io.max.bytes.per.second throttle. A log whose cleaning
-// failed is left alone for UncleanableRetry.
+// failed is left alone for UncleanableRetry, doubled at each further
+// failure in a row up to maxRetryDoublings; a log whose retention
+// failed is left alone (for retention) for log.cleaner.backoff.ms,
+// doubled the same way up to UncleanableRetry. Each failure logs one
+// line saying when the next attempt is, so a failing disk or exhausted
+// descriptors cost one warning per backoff, not one per round.
 type Cleaner struct {
 	cfg     Config
 	targets func() []Target
 	th      *throttler
 
-	mu          sync.Mutex // serialises the choice of logs among workers
-	uncleanable map[*segment.Log]time.Time
+	mu          sync.Mutex                  // serialises the choice of logs among workers
+	uncleanable map[*segment.Log]retryState // REQUIRES mu
+	noRetention map[*segment.Log]retryState // REQUIRES mu
 	once        struct {
 		sync.Mutex
 		w *worker // the worker of RunOnce
@@ -61,7 +67,7 @@ func NewCleaner(cfg Config, targets func() []Target) (*Cleaner, error) {
 		return nil, fmt.Errorf("%w: cleaner needs a targets function", ErrInvalidConfig)
 	}
 	return &Cleaner{cfg: cfg, targets: targets, th: newThrottler(cfg.MaxIOBytesPerSecond, nil),
-		uncleanable: map[*segment.Log]time.Time{}}, nil
+		uncleanable: map[*segment.Log]retryState{}, noRetention: map[*segment.Log]retryState{}}, nil
 }
 
 // Start starts the workers; they run until ctx ends or Stop is called.
@@ -166,11 +172,8 @@ func (c *Cleaner) grabFilthiest(now time.Time) (logToClean, TopicConfig, bool) {
 // skip says whether l is being cleaned or is uncleanable for now.
 // REQUIRES c.mu.
 func (c *Cleaner) skip(l *segment.Log, now time.Time) bool {
-	if until, ok := c.uncleanable[l]; ok {
-		if now.Before(until) {
-			return true
-		}
-		delete(c.uncleanable, l)
+	if st, ok := c.uncleanable[l]; ok && now.Before(st.until) {
+		return true
 	}
 	inProgress.Lock()
 	defer inProgress.Unlock()
@@ -189,6 +192,9 @@ func (c *Cleaner) topicOf(t Target) TopicConfig {
 func (c *Cleaner) afterClean(ctx context.Context, l *segment.Log, s Stats, err error, now time.Time) {
 	switch {
 	case err == nil:
+		c.mu.Lock()
+		delete(c.uncleanable, l)
+		c.mu.Unlock()
 		if s.Cleaned() {
 			c.cfg.Logger.Info("cleaned log", "dir", l.Dir(), "bytes_before", s.BytesRead, "bytes_after", s.BytesWritten,
 				"end_offset", s.EndOffset, "duration", s.Duration)
@@ -196,11 +202,12 @@ func (c *Cleaner) afterClean(ctx context.Context, l *segment.Log, s Stats, err e
 	case errors.Is(err, ErrSegmentsChanged), errors.Is(err, ErrCleaningInProgress), errors.Is(err, segment.ErrClosed), ctx.Err() != nil:
 		c.cfg.Logger.Info("cleaning abandoned; the next round starts over", "dir", l.Dir(), "err", err)
 	default:
-		c.cfg.Logger.Error("cleaning failed; leaving the log alone for a while", "dir", l.Dir(),
-			"retry_after", c.cfg.UncleanableRetry, "err", err)
 		c.mu.Lock()
-		c.uncleanable[l] = now.Add(c.cfg.UncleanableRetry)
+		st := c.uncleanable[l].failed(now, c.cfg.UncleanableRetry, c.cfg.UncleanableRetry<<maxRetryDoublings)
+		c.uncleanable[l] = st
 		c.mu.Unlock()
+		c.cfg.Logger.Error("cleaning failed; leaving the log alone for a while", "dir", l.Dir(),
+			"retry_after", st.delay, "failures", st.failures, "err", err)
 	}
 	if c.cfg.OnClean != nil {
 		c.cfg.OnClean(l, s, err)
@@ -216,17 +223,63 @@ func (c *Cleaner) retainCompacted(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if !t.Retention.CleanupPolicy.Compact() || !acquire(t.Log) {
+		if !t.Retention.CleanupPolicy.Compact() || c.retentionBackingOff(t.Log, now) || !acquire(t.Log) {
 			continue
 		}
 		r, err := retention.Enforce(t.Log, t.Retention, c.cfg.UpperBound(t.Log), now)
 		release(t.Log)
 		switch {
 		case err != nil && !errors.Is(err, segment.ErrClosed):
-			c.cfg.Logger.Error("retention of a compacted log failed", "dir", t.Log.Dir(), "err", err)
-		case len(r.Deleted) > 0:
+			c.mu.Lock()
+			st := c.noRetention[t.Log].failed(now, c.cfg.Backoff, c.cfg.UncleanableRetry)
+			c.noRetention[t.Log] = st
+			c.mu.Unlock()
+			c.cfg.Logger.Error("retention of a compacted log failed", "dir", t.Log.Dir(),
+				"retry_after", st.delay, "failures", st.failures, "err", err)
+		case err == nil && c.retentionRecovered(t.Log):
+			c.cfg.Logger.Info("retention of a compacted log works again", "dir", t.Log.Dir())
+		}
+		if len(r.Deleted) > 0 {
 			c.cfg.Logger.Info("deleted segments of a compacted log by retention", "dir", t.Log.Dir(),
 				"segments", len(r.Deleted), "log_start_offset", r.StartOffset)
 		}
 	}
+}
+
+// maxRetryDoublings caps a backoff at 2^maxRetryDoublings times its
+// first delay.
+const maxRetryDoublings = 4
+
+// retryState is a log's run of failures: the next attempt waits until
+// until, and the delay doubles with each failure in a row, up to a cap.
+type retryState struct {
+	failures int
+	delay    time.Duration
+	until    time.Time
+}
+
+// failed returns the state after one more failure at now.
+func (st retryState) failed(now time.Time, first, limit time.Duration) retryState {
+	st.failures++
+	st.delay = min(max(first, st.delay*2), max(limit, first))
+	st.until = now.Add(st.delay)
+	return st
+}
+
+// retentionBackingOff says whether l's retention waits after failures.
+func (c *Cleaner) retentionBackingOff(l *segment.Log, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, ok := c.noRetention[l]
+	return ok && now.Before(st.until)
+}
+
+// retentionRecovered forgets l's retention failures and says whether
+// there were any.
+func (c *Cleaner) retentionRecovered(l *segment.Log) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.noRetention[l]
+	delete(c.noRetention, l)
+	return ok
 }

@@ -88,6 +88,10 @@ type Config struct {
 	// nil, the log keeps these files in its own directory, so that a
 	// library user gets crash safety without a manager.
 	Managed *ManagedState
+	// Files bounds the sealed segments whose files are open at once, for
+	// every log that shares it (files.go); nil means the process-wide
+	// DefaultFileCache.
+	Files *FileCache
 }
 
 // ManagedState is what a log manager knows about a log before opening it.

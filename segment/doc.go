@@ -85,6 +85,10 @@
 //  7. Set the recovery point (the log end after a clean shutdown, else
 //     the smaller of the checkpoint and the log end), and report what was
 //     dropped: Log.Recovery returns the figures and a warning is logged.
+//     A log that now ends below the recovery point checkpoint lost
+//     records that were fsynced (a segment file deleted under the
+//     broker): the range is reported in RecoveryReport.LostFrom/LostTo
+//     and logged as an error naming the directory.
 //  8. Rebuild the idempotent producers' state: load the latest readable
 //     snapshot at or below the log end, then apply the producer fields of
 //     every batch header after it.
@@ -103,6 +107,25 @@
 // goroutine, the flusher, which owns the fsync of rolled segments, the
 // completion of the producer snapshots a roll queues, and flush.ms. Lock
 // order: the writer lock, then flushMu, then the snapshot queue's locks.
+//
+// # Open files
+//
+// A segment's files (its .log descriptor and both index mappings) are
+// open only while it is pinned, that is the active segment, a rolled
+// segment until the flusher has fsynced it, cleaner output until it is
+// swapped in, and a segment being loaded or truncated, or while it is
+// warm in a FileCache (files.go). A sealed segment is cold until a read
+// needs it (Kafka's lazy indexes); the cache, process-wide unless
+// Config.Files names another, keeps at most DefaultMaxOpenSegments
+// sealed segments open and closes the least recently used (CLOCK).
+// Descriptors therefore grow with the number of logs, not of segments.
+// Open loads segments one at a time and leaves the sealed ones to the
+// cache. A reader takes a reference on the files it uses, so a segment
+// closed as cold under it finishes its read; a Region returned by Read
+// keeps its descriptor open for file.delete.delay.ms. CheckFileLimit
+// and CheckCanCreate (rlimit.go) compare RLIMIT_NOFILE with what the
+// logs need. Lock order: the writer lock, flushMu, a segment's openMu,
+// the cache's lock.
 //
 // Errors carry the directory, the file and the offset involved and wrap
 // the sentinel errors of errors.go, so errors.Is works on them.

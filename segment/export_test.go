@@ -19,3 +19,11 @@ func (l *Log) Abandon() {
 	}
 	l.pending.Unlock()
 }
+
+// CloseFilesAbandoned closes the files an abandoned log still holds
+// without writing anything, as the death of its process would.
+func (l *Log) CloseFilesAbandoned() {
+	for _, s := range l.segments() {
+		s.closeFiles()
+	}
+}

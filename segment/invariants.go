@@ -17,8 +17,8 @@ func checkAppend(s *Segment, oldEnd, first, next, newSize int64) {
 	case next-1-s.base > 1<<31-1:
 		panic(fmt.Sprintf("invariant: offset %d does not fit segment %d's 32-bit relative offsets", next-1, s.base))
 	}
-	if n := s.offsets.Entries(); n > 0 {
-		if e := s.offsets.Entry(n - 1); e.Position >= newSize || e.Offset >= next {
+	if n := s.files().offsets.Entries(); n > 0 {
+		if e := s.files().offsets.Entry(n - 1); e.Position >= newSize || e.Offset >= next {
 			panic(fmt.Sprintf("invariant: index entry (%d at %d) past the segment's end (%d bytes, next offset %d)", e.Offset, e.Position, newSize, next))
 		}
 	}

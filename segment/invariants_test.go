@@ -10,7 +10,7 @@ func TestCheckAppendCatchesViolations(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.close()
-	if err := s.offsets.Append(150, 4000); err != nil {
+	if err := s.files().offsets.Append(150, 4000); err != nil {
 		t.Fatal(err)
 	}
 	for name, c := range map[string]struct{ oldEnd, first, next, size int64 }{

@@ -56,10 +56,11 @@ type Log struct {
 type limits struct {
 	segmentBytes    int64
 	maxMessageBytes int
+	fileDeleteDelay time.Duration // how long a Region's file stays open after Read
 }
 
 func (l *Log) setLimits() {
-	l.limits.Store(&limits{segmentBytes: l.cfg.SegmentBytes, maxMessageBytes: l.cfg.MaxMessageBytes})
+	l.limits.Store(&limits{segmentBytes: l.cfg.SegmentBytes, maxMessageBytes: l.cfg.MaxMessageBytes, fileDeleteDelay: l.cfg.FileDeleteDelay})
 }
 
 // AppendInfo describes what an append wrote.
@@ -272,7 +273,7 @@ func (l *Log) appendLocked(b []byte, info AppendInfo) error {
 		s = l.active()
 	}
 	pos := s.size.Load()
-	if _, err := s.log.WriteAt(b, pos); err != nil {
+	if _, err := s.files().f.WriteAt(b, pos); err != nil {
 		return l.fail(ioErr("append", s.Path(), err))
 	}
 	var next int64
@@ -400,55 +401,73 @@ func (l *Log) Read(offset int64, maxBytes int) (pagecache.Region, error) {
 // ReadBounded is Read with an exclusive upper bound upTo (a high
 // watermark, say): no batch at or past upTo is returned. With
 // minOneBatch false, a first batch larger than maxBytes yields an empty
-// region instead.
+// region instead. The region's file stays open for at least
+// file.delete.delay.ms, even if its segment goes cold or is removed.
 func (l *Log) ReadBounded(offset int64, maxBytes int, upTo int64, minOneBatch bool) (pagecache.Region, error) {
+	r, fh, err := l.readHeld(offset, maxBytes, upTo, minOneBatch)
+	if fh != nil {
+		fh.lend(l.limits.Load().fileDeleteDelay)
+		fh.release()
+	}
+	return r, err
+}
+
+// readHeld is ReadBounded returning, with a non-empty region, a
+// reference on its segment's files that the caller must release.
+func (l *Log) readHeld(offset int64, maxBytes int, upTo int64, minOneBatch bool) (pagecache.Region, *handle, error) {
 	start, end := l.start.Load(), l.end.Load()
 	if offset < start || offset > end {
-		return pagecache.Region{}, fmt.Errorf("%s: %w: offset %d, log has [%d, %d)", l.dir, ErrOffsetOutOfRange, offset, start, end)
+		return pagecache.Region{}, nil, fmt.Errorf("%s: %w: offset %d, log has [%d, %d)", l.dir, ErrOffsetOutOfRange, offset, start, end)
 	}
 	upTo = min(upTo, end)
 	if offset >= upTo || maxBytes <= 0 && !minOneBatch {
-		return pagecache.Region{}, nil
+		return pagecache.Region{}, nil, nil
 	}
 	for attempt := 0; ; attempt++ {
 		segs := l.segs.Load()
-		r, err := l.readSegments(*segs, offset, maxBytes, upTo, minOneBatch)
+		r, fh, err := l.readSegments(*segs, offset, maxBytes, upTo, minOneBatch)
 		// A segment replaced (compaction) or removed under the read may
 		// have had its file closed: read again from the live segments.
 		if err != nil && attempt < 3 && l.segs.Load() != segs {
 			continue
 		}
-		return r, err
+		return r, fh, err
 	}
 }
 
-func (l *Log) readSegments(segs []*Segment, offset int64, maxBytes int, upTo int64, minOneBatch bool) (pagecache.Region, error) {
+func (l *Log) readSegments(segs []*Segment, offset int64, maxBytes int, upTo int64, minOneBatch bool) (pagecache.Region, *handle, error) {
 	for i := floorSegment(segs, offset); i < len(segs); i++ {
-		r, found, err := l.readSegment(segs[i], offset, maxBytes, upTo, minOneBatch)
-		if err != nil || found {
-			return r, err
+		r, fh, err := l.readSegment(segs[i], offset, maxBytes, upTo, minOneBatch)
+		if err != nil || fh != nil {
+			return r, fh, err
 		}
 		if upTo <= segs[i].NextOffset() {
 			break
 		}
 	}
-	return pagecache.Region{}, nil
+	return pagecache.Region{}, nil, nil
 }
 
-func (l *Log) readSegment(s *Segment, offset int64, maxBytes int, upTo int64, minOne bool) (pagecache.Region, bool, error) {
+// readSegment returns the region of s holding offset with a reference
+// on s's files, or no handle when s holds nothing at or after offset.
+func (l *Log) readSegment(s *Segment, offset int64, maxBytes int, upTo int64, minOne bool) (pagecache.Region, *handle, error) {
+	fh, err := s.acquire()
+	if err != nil {
+		return pagecache.Region{}, nil, l.readErr(offset, err)
+	}
 	maxPos := s.Size()
 	if upTo < s.NextOffset() {
-		p, err := s.positionOf(upTo)
-		if err != nil {
-			return pagecache.Region{}, false, l.readErr(offset, err)
+		if maxPos, err = s.positionOf(fh, upTo); err != nil {
+			fh.release()
+			return pagecache.Region{}, nil, l.readErr(offset, err)
 		}
-		maxPos = p
 	}
-	pos, n, found, err := s.read(offset, maxBytes, maxPos, minOne)
+	pos, n, found, err := s.read(fh, offset, maxBytes, maxPos, minOne)
 	if err != nil || !found {
-		return pagecache.Region{}, false, l.readErr(offset, err)
+		fh.release()
+		return pagecache.Region{}, nil, l.readErr(offset, err)
 	}
-	return pagecache.Region{File: s.log.OS(), Off: pos, Len: n}, true, nil
+	return pagecache.Region{File: fh.f.OS(), Off: pos, Len: n}, fh, nil
 }
 
 // readErr turns the failure of a read whose segment was removed under it
@@ -469,11 +488,12 @@ func (l *Log) readErr(offset int64, err error) error {
 func (l *Log) ReadBytes(offset int64, maxBytes int) ([]byte, error) {
 	for attempt := 0; ; attempt++ {
 		segs := l.segs.Load()
-		r, err := l.Read(offset, maxBytes)
-		if err != nil || r.Len == 0 {
+		r, fh, err := l.readHeld(offset, maxBytes, l.end.Load(), true)
+		if err != nil || fh == nil {
 			return nil, err
 		}
 		buf, err := r.Bytes()
+		fh.release()
 		if err == nil {
 			return buf[:wholeBatches(buf)], nil
 		}
@@ -651,6 +671,7 @@ func (l *Log) flushSealed(s *Segment) {
 	if l.recoveryPoint.Load() >= s.base {
 		l.advanceRecoveryPoint(s.NextOffset())
 	}
+	s.unpin() // durable: the file cache may close it when it goes cold
 	if l.cfg.OnFlush != nil {
 		l.cfg.OnFlush(time.Since(began))
 	}

@@ -537,11 +537,16 @@ func (l *Log) replayProducers(lastOffset int64, points []int64) error {
 // replaySegment applies s's batches that end at or after from and
 // before to.
 func (l *Log) replaySegment(s *Segment, from, to int64) error {
-	pos, err := s.positionOf(from)
+	fh, err := s.acquire()
 	if err != nil {
 		return err
 	}
-	r := headerReader{f: s.log, size: s.Size()}
+	defer fh.release()
+	pos, err := s.positionOf(fh, from)
+	if err != nil {
+		return err
+	}
+	r := headerReader{f: fh.f, size: s.Size()}
 	for pos < r.size {
 		h, err := r.header(pos)
 		if err != nil {

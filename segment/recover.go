@@ -29,6 +29,21 @@ type RecoveryReport struct {
 	SegmentsDropped   int           // whole segments removed after a truncation
 	Reason            string        // why bytes were dropped, empty if none
 	Duration          time.Duration // time spent opening
+	// LostFrom and LostTo are the offsets [LostFrom, LostTo) that the
+	// recovery point said were on disk and fsynced but that the log no
+	// longer holds (a segment file deleted or cut under the broker, say):
+	// acknowledged records that are gone, whose offsets the next appends
+	// will reuse. Both are -1 when nothing was lost.
+	LostFrom, LostTo int64
+}
+
+// LostOffsets is the number of offsets in [LostFrom, LostTo), 0 when
+// nothing was lost.
+func (r RecoveryReport) LostOffsets() int64 {
+	if r.LostTo <= r.LostFrom {
+		return 0
+	}
+	return r.LostTo - r.LostFrom
 }
 
 // Dropped says whether recovery removed any bytes.
@@ -54,6 +69,7 @@ func Open(dir string, cfg Config) (*Log, error) {
 	l.pending.segs = map[*Segment]*time.Timer{}
 	l.setLimits()
 	l.report.TruncatedAt = -1
+	l.report.LostFrom, l.report.LostTo = -1, -1
 	if err := l.load(); err != nil {
 		for _, s := range *l.segsOrEmpty() {
 			s.close()
@@ -214,47 +230,42 @@ func parseBase(name, suffix string) (int64, bool) {
 	return n, err == nil && n >= 0
 }
 
-// openSegments opens the segments at bases, in order.
+// openSegments returns the segments at bases, in order, cold: their
+// files are opened one at a time as recoverSegments loads them, so that
+// a log of many segments never holds all their descriptors.
 func (l *Log) openSegments(bases []int64) ([]*Segment, error) {
 	segs := make([]*Segment, 0, len(bases))
 	for _, base := range bases {
-		s, err := l.openSegment(base, "")
-		if err != nil {
-			for _, o := range segs {
-				o.close()
-			}
-			return nil, err
-		}
-		segs = append(segs, s)
+		segs = append(segs, l.coldSegment(base, ""))
 	}
 	return segs, nil
 }
 
-// openSegment opens an existing segment's files without trusting them.
-func (l *Log) openSegment(base int64, suffix string) (*Segment, error) {
+// coldSegment describes an existing segment without opening its files.
+func (l *Log) coldSegment(base int64, suffix string) *Segment {
 	logPath, idxPath, tidxPath := segmentPaths(l.dir, base, suffix)
-	f, err := l.cfg.FS.OpenFile(logPath, os.O_RDWR, 0)
-	if err != nil {
-		return nil, ioErr("open segment", logPath, err)
-	}
-	size, err := f.Size()
-	if err != nil {
-		f.Close()
-		return nil, ioErr("stat segment", logPath, err)
-	}
-	s := newSegment(l.dir, base, &l.cfg, f)
-	s.size.Store(size)
+	s := newSegment(l.dir, base, &l.cfg, segNames{logPath, idxPath, tidxPath})
 	if fi, err := os.Stat(logPath); err == nil {
 		s.created = fi.ModTime()
 	}
 	_, errIdx := os.Stat(idxPath)
 	_, errTidx := os.Stat(tidxPath)
-	if err := s.openIndexes(idxPath, tidxPath); err != nil {
-		f.Close()
-		return nil, err
-	}
 	s.indexesMissing = errIdx != nil || errTidx != nil
-	return s, nil
+	return s
+}
+
+// pinForLoad opens a cold segment's files, without trusting them, and
+// keeps them open while it is loaded.
+func (l *Log) pinForLoad(s *Segment) error {
+	if err := s.pin(); err != nil {
+		return err
+	}
+	size, err := s.files().f.Size()
+	if err != nil {
+		return ioErr("stat segment", s.Path(), err)
+	}
+	s.size.Store(size)
+	return nil
 }
 
 // recoverSegments validates the segments the recovery point does not
@@ -270,12 +281,22 @@ func (l *Log) recoverSegments(st recoveryState) error {
 		}
 	}
 	for i, s := range segs {
+		if err := l.pinForLoad(s); err != nil {
+			return err
+		}
 		dropped, err := l.loadSegment(s, i >= from)
 		if err != nil {
 			return err
 		}
 		if dropped > 0 {
-			return l.dropAfter(i)
+			return l.dropAfter(i) // s stays pinned: it is the active segment
+		}
+		if i < len(segs)-1 {
+			// Sealed: trimmed, then left to the file cache.
+			if err := s.seal(); err != nil {
+				return err
+			}
+			s.unpin()
 		}
 	}
 	return nil
@@ -329,13 +350,13 @@ func (s *Segment) sanityCheck() string {
 		return "index file missing"
 	}
 	size := s.size.Load()
-	if err := s.offsets.SanityCheck(size); err != nil {
+	if err := s.files().offsets.SanityCheck(size); err != nil {
 		return err.Error()
 	}
 	if err := s.reloadState(); err != nil {
 		return err.Error()
 	}
-	if err := s.times.SanityCheck(s.NextOffset() - 1); err != nil {
+	if err := s.files().times.SanityCheck(s.NextOffset() - 1); err != nil {
 		return err.Error()
 	}
 	return ""
@@ -364,16 +385,16 @@ func (l *Log) finishLoad(st recoveryState) error {
 		l.dirDirty.Store(true)
 	}
 	l.setSegments(segs)
-	for _, s := range segs[:len(segs)-1] {
-		if err := s.seal(); err != nil {
-			return err
-		}
-	}
+	// Earlier segments were sealed as they were loaded; the active one
+	// is pinned open.
 	active := segs[len(segs)-1]
-	if err := active.offsets.Resize(l.cfg.SegmentIndexBytes); err != nil {
+	if err := active.pin(); err != nil {
 		return err
 	}
-	if err := active.times.Resize(l.cfg.SegmentIndexBytes); err != nil {
+	if err := active.files().offsets.Resize(l.cfg.SegmentIndexBytes); err != nil {
+		return err
+	}
+	if err := active.files().times.Resize(l.cfg.SegmentIndexBytes); err != nil {
 		return err
 	}
 	end := active.NextOffset()
@@ -384,11 +405,21 @@ func (l *Log) finishLoad(st recoveryState) error {
 		rp = min(max(st.recoveryPoint, 0), end)
 	}
 	l.recoveryPoint.Store(rp)
+	if st.recoveryPoint > end {
+		// Everything below the recovery point was fsynced: a log that ends
+		// before it lost acknowledged records, not a torn tail.
+		l.report.LostFrom, l.report.LostTo = end, st.recoveryPoint
+	}
 	return nil
 }
 
 func (l *Log) logReport() {
 	r := l.report
+	if n := r.LostOffsets(); n > 0 {
+		l.cfg.Logger.Error("log lost offsets below its recovery point: acknowledged records are gone and their offsets will be reused",
+			"dir", l.dir, "partition", l.tp.String(), "lost_from", r.LostFrom, "lost_to", r.LostTo,
+			"lost_offsets", n, "recovery_point", r.LostTo, "end", l.EndOffset())
+	}
 	attrs := []any{"dir", l.dir, "clean", r.CleanShutdown, "segments", r.SegmentsLoaded,
 		"recovered_segments", r.SegmentsRecovered, "recovered_bytes", r.BytesRecovered,
 		"start", l.StartOffset(), "end", l.EndOffset(), "took", r.Duration}
@@ -414,20 +445,22 @@ type recoverResult struct {
 // batch from the start, check its length, magic, CRC and offsets, rebuild
 // the index entries at the same cadence as appends, and truncate the file
 // at the first byte that is not part of a valid batch.
+// REQUIRES the segment pinned.
 func (s *Segment) recover() (recoverResult, error) {
 	var res recoverResult
-	if err := s.offsets.Reset(); err != nil {
+	fh := s.files()
+	if err := fh.offsets.Reset(); err != nil {
 		return res, err
 	}
-	if err := s.times.Reset(); err != nil {
+	if err := fh.times.Reset(); err != nil {
 		return res, err
 	}
-	fileSize, err := s.log.Size()
+	fileSize, err := fh.f.Size()
 	if err != nil {
 		return res, ioErr("stat", s.Path(), err)
 	}
 	s.resetState()
-	r := chunkReader{f: s.log, size: fileSize}
+	r := chunkReader{f: fh.f, size: fileSize}
 	pos, expect := int64(0), s.base
 	for pos < fileSize {
 		b, h, reason, err := r.batch(pos, expect, s.base)
@@ -453,7 +486,7 @@ func (s *Segment) recover() (recoverResult, error) {
 	}
 	res.validBytes = pos
 	if pos < fileSize {
-		if err := s.log.Truncate(pos); err != nil {
+		if err := fh.f.Truncate(pos); err != nil {
 			return res, ioErr("truncate", s.Path(), err)
 		}
 		res.truncated = fileSize - pos

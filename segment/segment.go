@@ -1,12 +1,14 @@
 package segment
 
 import (
+	"container/list"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,15 +35,21 @@ const noTimestamp = -1
 
 // A Segment is one .log file with its offset and time indexes. Its
 // offsets start at its base offset; appends come from the log's single
-// writer, reads from any goroutine.
+// writer, reads from any goroutine. Its files are open only while it is
+// pinned (active) or warm in the log's FileCache (files.go); its sizes,
+// offsets and timestamps stay in memory when it is cold.
 type Segment struct {
-	base    int64
-	dir     string
-	cfg     *Config
-	log     File                   // never replaced: readers use it without locks
-	name    atomic.Pointer[string] // the .log file's current path (renames change it)
-	offsets *index.OffsetIndex
-	times   *index.TimeIndex
+	base  int64
+	dir   string
+	cfg   *Config
+	names atomic.Pointer[segNames] // the files' current paths (renames change them)
+	h     atomic.Pointer[handle]   // the open files, nil when cold
+
+	openMu  sync.Mutex    // serialises opening, evicting and closing the files
+	pinned  bool          // REQUIRES openMu: never closed as cold
+	retired bool          // REQUIRES openMu: closed for good, never reopened
+	elem    *list.Element // REQUIRES cfg.Files.mu: place in the cache, nil when not in it
+	used    atomic.Bool   // read since the cache last looked (CLOCK's reference bit)
 
 	// Published to readers after each append.
 	size atomic.Int64 // bytes of whole batches
@@ -57,6 +65,9 @@ type Segment struct {
 	closed               bool
 	indexesMissing       bool // set by openSegment: an index file had to be created
 }
+
+// segNames are a segment's three file paths.
+type segNames struct{ log, idx, tidx string }
 
 func segmentPaths(dir string, base int64, suffix string) (log, idx, tidx string) {
 	p := filepath.Join(dir, FilenamePrefix(base))
@@ -77,17 +88,22 @@ func createSegment(dir string, base int64, cfg *Config, suffix string) (*Segment
 			return nil, ioErr("remove stale index", p, err)
 		}
 	}
-	s := newSegment(dir, base, cfg, f)
-	if err := s.openIndexes(idxPath, tidxPath); err != nil {
+	s := newSegment(dir, base, cfg, segNames{logPath, idxPath, tidxPath})
+	h := &handle{f: f}
+	if h.offsets, h.times, err = s.openIndexes(idxPath, tidxPath, cfg.SegmentIndexBytes); err != nil {
 		f.Close()
 		return nil, err
 	}
+	h.refs.Store(1)
+	s.h.Store(h)
+	s.pinned = true
 	return s, nil
 }
 
-func newSegment(dir string, base int64, cfg *Config, f File) *Segment {
+// newSegment returns a cold segment: no file is open.
+func newSegment(dir string, base int64, cfg *Config, names segNames) *Segment {
 	s := &Segment{
-		base: base, dir: dir, cfg: cfg, log: f,
+		base: base, dir: dir, cfg: cfg,
 		maxTimestamp:         noTimestamp,
 		offsetOfMaxTimestamp: base,
 		rollingBase:          noTimestamp,
@@ -96,24 +112,24 @@ func newSegment(dir string, base int64, cfg *Config, f File) *Segment {
 	if j := min(cfg.SegmentJitterMs, cfg.SegmentMs); j > 0 {
 		s.jitter = time.Duration(rand.Int64N(int64(j)))
 	}
-	name := f.Name()
-	s.name.Store(&name)
+	s.names.Store(&names)
 	s.next.Store(base)
 	return s
 }
 
-func (s *Segment) openIndexes(idxPath, tidxPath string) error {
-	oi, err := index.OpenOffsetIndex(idxPath, s.base, s.cfg.SegmentIndexBytes)
+// openIndexes maps both index files (creating them if missing); maxSize
+// is segment.index.bytes, what they may grow to.
+func (s *Segment) openIndexes(idxPath, tidxPath string, maxSize int) (*index.OffsetIndex, *index.TimeIndex, error) {
+	oi, err := index.OpenOffsetIndex(idxPath, s.base, maxSize)
 	if err != nil {
-		return fmt.Errorf("segment %s: %w", FilenamePrefix(s.base), err)
+		return nil, nil, fmt.Errorf("segment %s: %w", FilenamePrefix(s.base), err)
 	}
-	ti, err := index.OpenTimeIndex(tidxPath, s.base, s.cfg.SegmentIndexBytes)
+	ti, err := index.OpenTimeIndex(tidxPath, s.base, maxSize)
 	if err != nil {
 		oi.Close()
-		return fmt.Errorf("segment %s: %w", FilenamePrefix(s.base), err)
+		return nil, nil, fmt.Errorf("segment %s: %w", FilenamePrefix(s.base), err)
 	}
-	s.offsets, s.times = oi, ti
-	return nil
+	return oi, ti, nil
 }
 
 // BaseOffset is the offset of the segment's first batch (or the offset
@@ -127,7 +143,7 @@ func (s *Segment) NextOffset() int64 { return s.next.Load() }
 func (s *Segment) Size() int64 { return s.size.Load() }
 
 // Path is the .log file's path.
-func (s *Segment) Path() string { return *s.name.Load() }
+func (s *Segment) Path() string { return s.names.Load().log }
 
 // MaxTimestamp is the largest batch timestamp in the segment, or -1 when
 // no batch carries one. REQUIRES the log's writer lock (cleaners and
@@ -141,16 +157,18 @@ func (s *Segment) LargestTimestamp() int64 {
 	if s.maxTimestamp > 0 {
 		return s.maxTimestamp
 	}
-	if f := s.log.OS(); f != nil {
-		if fi, err := f.Stat(); err == nil {
-			return fi.ModTime().UnixMilli()
-		}
+	if fi, err := os.Stat(s.Path()); err == nil {
+		return fi.ModTime().UnixMilli()
 	}
 	return noTimestamp
 }
 
 // indexFull says whether either index can take no more entries.
-func (s *Segment) indexFull() bool { return s.offsets.IsFull() || s.times.IsFull() }
+// REQUIRES the segment pinned.
+func (s *Segment) indexFull() bool {
+	h := s.files()
+	return h.offsets.IsFull() || h.times.IsFull()
+}
 
 // shouldRoll is Kafka's LogSegment.shouldRoll, asked before appending a
 // batch of batchSize bytes whose max timestamp is maxTs and last offset
@@ -178,10 +196,11 @@ func (s *Segment) timeWaitedForRoll(newMaxTs int64) time.Duration {
 }
 
 // append writes one whole, validated batch at the end of the segment and
-// indexes it as Kafka's LogSegment.append does. REQUIRES the writer lock.
+// indexes it as Kafka's LogSegment.append does. REQUIRES the writer
+// lock and the segment pinned.
 func (s *Segment) append(b []byte, h record.BatchHeader) error {
 	pos := s.size.Load()
-	if _, err := s.log.WriteAt(b, pos); err != nil {
+	if _, err := s.files().f.WriteAt(b, pos); err != nil {
 		return ioErr("append", s.Path(), err)
 	}
 	s.track(h, pos, len(b))
@@ -207,12 +226,14 @@ func (s *Segment) track(h record.BatchHeader, pos int64, size int) {
 // maybeIndex adds index entries once index.interval.bytes have passed
 // since the last one. As in Kafka, the test happens before this batch's
 // bytes are counted, so a segment's first batch is never indexed.
+// REQUIRES the segment pinned.
 func (s *Segment) maybeIndex(h record.BatchHeader, pos int64) error {
 	if s.bytesSinceIndex > s.cfg.IndexIntervalBytes {
-		if err := s.offsets.Append(h.LastOffset(), pos); err != nil {
+		fh := s.files()
+		if err := fh.offsets.Append(h.LastOffset(), pos); err != nil {
 			return fmt.Errorf("segment %s: offset index: %w", FilenamePrefix(s.base), err)
 		}
-		if err := s.times.MaybeAppend(s.maxTimestamp, s.offsetOfMaxTimestamp, false); err != nil {
+		if err := fh.times.MaybeAppend(s.maxTimestamp, s.offsetOfMaxTimestamp, false); err != nil {
 			return fmt.Errorf("segment %s: time index: %w", FilenamePrefix(s.base), err)
 		}
 		s.bytesSinceIndex = 0
@@ -222,8 +243,8 @@ func (s *Segment) maybeIndex(h record.BatchHeader, pos int64) error {
 }
 
 // header reads the batch header at pos.
-func (s *Segment) header(pos int64, buf *[record.BatchHeaderSize]byte) (record.BatchHeader, error) {
-	if _, err := s.log.ReadAt(buf[:], pos); err != nil {
+func (s *Segment) header(fh *handle, pos int64, buf *[record.BatchHeaderSize]byte) (record.BatchHeader, error) {
+	if _, err := fh.f.ReadAt(buf[:], pos); err != nil {
 		return record.BatchHeader{}, ioErr("read", s.Path(), err)
 	}
 	return record.ParseHeader(buf[:])
@@ -232,10 +253,10 @@ func (s *Segment) header(pos int64, buf *[record.BatchHeaderSize]byte) (record.B
 // translate finds the first batch at or after startPos whose last offset
 // is at least offset, looking no further than limit bytes. It returns
 // its position and header, or found=false.
-func (s *Segment) translate(offset, startPos, limit int64) (pos int64, h record.BatchHeader, found bool, err error) {
+func (s *Segment) translate(fh *handle, offset, startPos, limit int64) (pos int64, h record.BatchHeader, found bool, err error) {
 	var buf [record.BatchHeaderSize]byte
 	for pos = startPos; pos+record.BatchHeaderSize <= limit; pos += h.Size() {
-		if h, err = s.header(pos, &buf); err != nil {
+		if h, err = s.header(fh, pos, &buf); err != nil {
 			return 0, h, false, err
 		}
 		if h.Size() < record.BatchHeaderSize {
@@ -250,10 +271,10 @@ func (s *Segment) translate(offset, startPos, limit int64) (pos int64, h record.
 
 // positionOf returns the byte position of the first batch whose last
 // offset is at least offset, or the segment's size when there is none.
-func (s *Segment) positionOf(offset int64) (int64, error) {
+func (s *Segment) positionOf(fh *handle, offset int64) (int64, error) {
 	size := s.size.Load()
-	start := s.offsets.Lookup(offset).Position
-	pos, _, found, err := s.translate(offset, start, size)
+	start := fh.offsets.Lookup(offset).Position
+	pos, _, found, err := s.translate(fh, offset, start, size)
 	if err != nil || !found {
 		return size, err
 	}
@@ -265,9 +286,9 @@ func (s *Segment) positionOf(offset int64) (int64, error) {
 // batch; with minOneBatch a first batch larger than maxBytes is returned
 // whole (KIP-74). found is false when the segment holds no batch ending at
 // or after offset.
-func (s *Segment) read(offset int64, maxBytes int, maxPosition int64, minOneBatch bool) (pos, n int64, found bool, err error) {
-	start := s.offsets.Lookup(offset).Position
-	pos, h, found, err := s.translate(offset, start, maxPosition)
+func (s *Segment) read(fh *handle, offset int64, maxBytes int, maxPosition int64, minOneBatch bool) (pos, n int64, found bool, err error) {
+	start := fh.offsets.Lookup(offset).Position
+	pos, h, found, err := s.translate(fh, offset, start, maxPosition)
 	if err != nil || !found {
 		return 0, 0, false, err
 	}
@@ -280,44 +301,57 @@ func (s *Segment) read(offset int64, maxBytes int, maxPosition int64, minOneBatc
 
 // flushLog makes the segment's .log durable (fdatasync).
 func (s *Segment) flushLog() error {
-	return ioErr("fsync", s.Path(), s.log.Sync())
+	fh, err := s.acquire()
+	if err != nil {
+		return err
+	}
+	defer fh.release()
+	return ioErr("fsync", s.Path(), fh.f.Sync())
 }
 
 // flush makes the segment's log and indexes durable.
 func (s *Segment) flush() error {
-	if err := s.flushLog(); err != nil {
+	fh, err := s.acquire()
+	if err != nil {
 		return err
 	}
-	if err := s.offsets.Flush(); err != nil {
+	defer fh.release()
+	if err := ioErr("fsync", s.Path(), fh.f.Sync()); err != nil {
+		return err
+	}
+	if err := fh.offsets.Flush(); err != nil {
 		return fmt.Errorf("segment %s: %w", FilenamePrefix(s.base), err)
 	}
-	if err := s.times.Flush(); err != nil {
+	if err := fh.times.Flush(); err != nil {
 		return fmt.Errorf("segment %s: %w", FilenamePrefix(s.base), err)
 	}
 	return nil
 }
 
 // seal is Kafka's onBecomeInactiveSegment: a final time-index entry, then
-// both indexes trimmed to their entries.
+// both indexes trimmed to their entries. REQUIRES the segment pinned.
 func (s *Segment) seal() error {
+	fh := s.files()
 	if s.maxTimestamp != noTimestamp {
-		if err := s.times.MaybeAppend(s.maxTimestamp, s.offsetOfMaxTimestamp, true); err != nil {
+		if err := fh.times.MaybeAppend(s.maxTimestamp, s.offsetOfMaxTimestamp, true); err != nil {
 			return fmt.Errorf("segment %s: time index: %w", FilenamePrefix(s.base), err)
 		}
 	}
-	if err := s.offsets.TrimToValidSize(); err != nil {
+	if err := fh.offsets.TrimToValidSize(); err != nil {
 		return fmt.Errorf("segment %s: %w", FilenamePrefix(s.base), err)
 	}
-	if err := s.times.TrimToValidSize(); err != nil {
+	if err := fh.times.TrimToValidSize(); err != nil {
 		return fmt.Errorf("segment %s: %w", FilenamePrefix(s.base), err)
 	}
 	return nil
 }
 
 // truncateTo removes every batch whose last offset is at least offset
-// and returns the number of bytes removed. REQUIRES the writer lock.
+// and returns the number of bytes removed. REQUIRES the writer lock and
+// the segment pinned.
 func (s *Segment) truncateTo(offset int64) (int64, error) {
-	pos, err := s.positionOf(offset)
+	fh := s.files()
+	pos, err := s.positionOf(fh, offset)
 	if err != nil {
 		return 0, err
 	}
@@ -325,13 +359,13 @@ func (s *Segment) truncateTo(offset int64) (int64, error) {
 	if pos >= old {
 		return 0, nil
 	}
-	if err := s.offsets.TruncateTo(offset); err != nil {
+	if err := fh.offsets.TruncateTo(offset); err != nil {
 		return 0, err
 	}
-	if err := s.times.TruncateTo(offset); err != nil {
+	if err := fh.times.TruncateTo(offset); err != nil {
 		return 0, err
 	}
-	if err := s.log.Truncate(pos); err != nil {
+	if err := fh.f.Truncate(pos); err != nil {
 		return 0, ioErr("truncate", s.Path(), err)
 	}
 	s.size.Store(pos)
@@ -344,32 +378,34 @@ func (s *Segment) truncateTo(offset int64) (int64, error) {
 // reloadState recomputes the next offset, timestamps and the bytes since
 // the last index entry by scanning batch headers from the last index
 // entry to the end. It trusts the headers (they were validated when
-// written or recovered). REQUIRES the writer lock.
+// written or recovered). REQUIRES the writer lock and the segment
+// pinned.
 func (s *Segment) reloadState() error {
+	fh := s.files()
 	size := s.size.Load()
 	s.next.Store(s.base)
 	s.maxTimestamp, s.offsetOfMaxTimestamp, s.rollingBase = noTimestamp, s.base, noTimestamp
-	if te := s.times.LastEntry(); te.Timestamp != noTimestamp {
+	if te := fh.times.LastEntry(); te.Timestamp != noTimestamp {
 		s.maxTimestamp, s.offsetOfMaxTimestamp = te.Timestamp, te.Offset
 	}
 	var buf [record.BatchHeaderSize]byte
 	if size >= record.BatchHeaderSize {
-		h, err := s.header(0, &buf)
+		h, err := s.header(fh, 0, &buf)
 		if err != nil {
 			return err
 		}
 		s.rollingBase = h.MaxTimestamp
 	}
 	start := int64(0)
-	if n := s.offsets.Entries(); n > 0 {
-		start = s.offsets.Entry(n - 1).Position
+	if n := fh.offsets.Entries(); n > 0 {
+		start = fh.offsets.Entry(n - 1).Position
 	}
-	if te := s.times.LastEntry(); te.Timestamp != noTimestamp {
-		start = min(start, s.offsets.Lookup(te.Offset).Position)
+	if te := fh.times.LastEntry(); te.Timestamp != noTimestamp {
+		start = min(start, fh.offsets.Lookup(te.Offset).Position)
 	}
 	s.bytesSinceIndex = 0
 	for pos := start; pos < size; {
-		h, err := s.header(pos, &buf)
+		h, err := s.header(fh, pos, &buf)
 		if err != nil {
 			return err
 		}
@@ -379,7 +415,7 @@ func (s *Segment) reloadState() error {
 		if h.MaxTimestamp > s.maxTimestamp {
 			s.maxTimestamp, s.offsetOfMaxTimestamp = h.MaxTimestamp, h.LastOffset()
 		}
-		if n := s.offsets.Entries(); n == 0 || pos > s.offsets.Entry(n-1).Position {
+		if n := fh.offsets.Entries(); n == 0 || pos > fh.offsets.Entry(n-1).Position {
 			s.bytesSinceIndex += int(h.Size())
 		} else {
 			s.bytesSinceIndex = int(h.Size())
@@ -390,34 +426,39 @@ func (s *Segment) reloadState() error {
 	return nil
 }
 
-// close trims and closes the segment's files. Idempotent.
+// close trims and closes the segment's files, at once or, when readers
+// hold them, when the last one is done. Idempotent.
 func (s *Segment) close() error {
 	if s.closed {
 		return nil
 	}
 	s.closed = true
-	err := s.offsets.Close()
-	if e := s.times.Close(); err == nil {
-		err = e
-	}
-	if e := s.log.Close(); err == nil {
-		err = ioErr("close", s.Path(), e)
-	}
-	return err
+	return s.closeFiles()
 }
 
 // renameTo gives the segment's three files a new suffix ("" for live
-// names, DeletedSuffix, SwapSuffix, ...).
+// names, DeletedSuffix, SwapSuffix, ...), open or cold.
 func (s *Segment) renameTo(suffix string) error {
+	s.openMu.Lock()
+	defer s.openMu.Unlock()
 	logPath, idxPath, tidxPath := segmentPaths(s.dir, s.base, suffix)
-	if err := s.cfg.FS.Rename(s.Path(), logPath); err != nil {
-		return ioErr("rename", s.Path(), err)
+	old := *s.names.Load()
+	if err := s.cfg.FS.Rename(old.log, logPath); err != nil {
+		return ioErr("rename", old.log, err)
 	}
-	s.name.Store(&logPath)
-	if err := s.offsets.Rename(idxPath); err != nil {
-		return err
+	s.names.Store(&segNames{logPath, idxPath, tidxPath})
+	if fh := s.h.Load(); fh != nil {
+		if err := fh.offsets.Rename(idxPath); err != nil {
+			return err
+		}
+		return fh.times.Rename(tidxPath)
 	}
-	return s.times.Rename(tidxPath)
+	for _, p := range [][2]string{{old.idx, idxPath}, {old.tidx, tidxPath}} {
+		if err := os.Rename(p[0], p[1]); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return ioErr("rename", p[0], err)
+		}
+	}
+	return nil
 }
 
 // remove closes the segment and deletes its files.
@@ -427,7 +468,8 @@ func (s *Segment) remove() error {
 	if e := s.cfg.FS.Remove(name); e != nil && !errors.Is(e, os.ErrNotExist) && err == nil {
 		err = ioErr("remove", name, e)
 	}
-	for _, p := range []string{s.offsets.Path(), s.times.Path()} {
+	n := s.names.Load()
+	for _, p := range []string{n.idx, n.tidx} {
 		if e := os.Remove(p); e != nil && !errors.Is(e, os.ErrNotExist) && err == nil {
 			err = ioErr("remove", p, e)
 		}

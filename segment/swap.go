@@ -106,6 +106,9 @@ func (l *Log) ReplaceSegments(cleaned []*CleanedSegment, olds []int64) error {
 	for _, s := range segs[first : first+len(olds)] {
 		l.deleteLater(s)
 	}
+	for _, c := range cleaned {
+		c.s.unpin() // fsynced and sealed above: the file cache may close it
+	}
 	return nil
 }
 
@@ -206,11 +209,11 @@ func (l *Log) completeSwaps(swaps []int64, minCleaned int64, logs map[int64]bool
 
 // swapEnd reads the offset after the last batch of a *.swap segment.
 func (l *Log) swapEnd(base int64) (int64, error) {
-	s, err := l.openSegment(base, SwapSuffix)
-	if err != nil {
+	s := l.coldSegment(base, SwapSuffix)
+	defer s.close()
+	if err := l.pinForLoad(s); err != nil {
 		return 0, err
 	}
-	defer s.close()
 	if _, err := s.recover(); err != nil {
 		return 0, err
 	}

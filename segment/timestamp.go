@@ -35,19 +35,24 @@ func (l *Log) OffsetForTime(ts int64) (offset, timestamp int64, found bool, err 
 // findTimestamp scans s from its time index entry for ts. REQUIRES the
 // writer lock.
 func (s *Segment) findTimestamp(ts, startOffset int64) (int64, int64, bool, error) {
-	from := max(s.times.Lookup(ts).Offset, startOffset)
-	pos := s.offsets.Lookup(from).Position
+	fh, err := s.acquire()
+	if err != nil {
+		return 0, 0, false, err
+	}
+	defer fh.release()
+	from := max(fh.times.Lookup(ts).Offset, startOffset)
+	pos := fh.offsets.Lookup(from).Position
 	size := s.size.Load()
 	var hbuf [record.BatchHeaderSize]byte
 	var recs []record.Record
 	for pos < size {
-		h, err := s.header(pos, &hbuf)
+		h, err := s.header(fh, pos, &hbuf)
 		if err != nil {
 			return 0, 0, false, err
 		}
 		if h.MaxTimestamp >= ts && h.LastOffset() >= startOffset {
 			b := make([]byte, h.Size())
-			if _, err := s.log.ReadAt(b, pos); err != nil {
+			if _, err := fh.f.ReadAt(b, pos); err != nil {
 				return 0, 0, false, ioErr("read", s.Path(), err)
 			}
 			if recs, err = record.DecodeBatch(b, recs[:0]); err != nil {

@@ -26,13 +26,16 @@ func (l *Log) TruncateTo(offset int64) error {
 	segs := l.segments()
 	keep := floorSegment(segs, offset)
 	s := segs[keep]
+	if err := s.pin(); err != nil { // it becomes the active segment
+		return l.fail(err)
+	}
 	if _, err := s.truncateTo(offset); err != nil {
 		return l.fail(err)
 	}
-	if err := s.offsets.Resize(l.cfg.SegmentIndexBytes); err != nil {
+	if err := s.files().offsets.Resize(l.cfg.SegmentIndexBytes); err != nil {
 		return l.fail(err)
 	}
-	if err := s.times.Resize(l.cfg.SegmentIndexBytes); err != nil {
+	if err := s.files().times.Resize(l.cfg.SegmentIndexBytes); err != nil {
 		return l.fail(err)
 	}
 	l.setSegments(append([]*Segment(nil), segs[:keep+1]...))
