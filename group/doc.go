@@ -82,6 +82,17 @@
 // (KIP-848 consumer groups) and transactional or control batches are
 // skipped when loading.
 //
+// # Scripted tests
+//
+// The coordinator's central scenarios (the classic rebalance, static
+// membership, offset commit, fetch and expiry, the initial rebalance
+// delay, group.max.size, loading after a restart) are scripts under
+// testdata/script, run by TestScripts with github.com/cockroachdb/datadriven:
+// each step is a request, a clock tick, a load, unload or crash, and its
+// expected output (the replies, the groups' state, the records written)
+// is written below it. `go test ./group -run TestScripts -rewrite`
+// rewrites the expected output; review the diff as documentation.
+//
 // # Not done
 //
 // KIP-848 (ConsumerGroupHeartbeat and server-side assignment), share
