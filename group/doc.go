@@ -43,6 +43,11 @@
 //     (FENCED_INSTANCE_ID).
 //   - A member has at most one parked JoinGroup and one parked SyncGroup;
 //     each reply is called exactly once.
+//   - The member metadata a group holds (protocols, assignments, client
+//     ids) stays under Config.MaxGroupMetadataBytes, and all groups of
+//     the broker under the shared MetadataBudget, except right after a
+//     load; a JoinGroup that would pass a bound is refused and kept
+//     nowhere, and a member's bytes are released when it goes (bound.go).
 //   - The in-memory offsets and groups are what replaying the log
 //     (BeginLoad, Load, FinishLoad) would rebuild.
 //

@@ -34,6 +34,9 @@ func (s *script) cmdDescribe(t *testing.T, td *datadriven.TestData) {
 			line += " " + f.k + "=" + f.v
 		}
 	}
+	if g.metaBytes != 0 {
+		line += fmt.Sprintf(" metadata-bytes=%d", g.metaBytes)
+	}
 	s.printf("%s", line)
 	for _, mid := range g.order {
 		s.printf("  %s", describeMember(g, g.members[mid]))
@@ -80,6 +83,27 @@ func keys[K comparable, V any](m map[K]V) func(func(K) bool) {
 				return
 			}
 		}
+	}
+}
+
+// cmdBytes shows what the coordinator holds against the metadata
+// bounds, and checks the accounting: each group's count is what its
+// members cost, and the budget is what the groups hold.
+func (s *script) cmdBytes(t *testing.T, td *datadriven.TestData) {
+	for _, id := range s.c.sortedGroupIDs() {
+		g := s.c.groups[id]
+		var sum int64
+		for _, m := range g.members {
+			sum += m.cost()
+		}
+		if sum != g.metaBytes {
+			s.printf("BUG: group %s counts %d bytes, its members cost %d", id, g.metaBytes, sum)
+		}
+	}
+	b := s.cfg.MetadataBudget
+	s.printf("coordinator holds %d bytes; broker budget %d of %d", s.c.MetadataBytes(), b.Used(), b.Limit())
+	if b.Used() != s.c.MetadataBytes() {
+		s.printf("BUG: the budget counts %d bytes", b.Used())
 	}
 }
 
@@ -226,6 +250,7 @@ func (s *script) cmdUnload(t *testing.T, td *datadriven.TestData) {
 // with their connections; only what reached the log survives.
 func (s *script) cmdCrash(t *testing.T, td *datadriven.TestData) {
 	s.printf("crashed; parked requests lost: %d", s.lostParked())
+	s.cfg.MetadataBudget = NewMetadataBudget(s.cfg.MetadataBudget.Limit()) // the process is gone
 	s.c = New(s.c.partition, s.cfg, s.log)
 }
 

@@ -65,6 +65,7 @@ func init() {
 		"deadline":      (*script).cmdDeadline,
 		"describe":      (*script).cmdDescribe,
 		"list":          (*script).cmdList,
+		"bytes":         (*script).cmdBytes,
 		"log":           (*script).cmdLog,
 		"fail-log":      (*script).cmdFailLog,
 		"unload":        (*script).cmdUnload,
@@ -100,6 +101,7 @@ func (s *script) printf(format string, args ...any) {
 //	new [initial-delay=0s] [min-session=100ms] [max-session=1m] [max-size=N]
 //	    [retention=168h] [retention-check=10m] [metadata-max=4096]
 //	    [topics=(t,...): the topics that exist; default all]
+//	    [group-bytes=N] [broker-bytes=N]: the member metadata bounds
 func (s *script) cmdNew(t *testing.T, td *datadriven.TestData) {
 	cfg := Config{
 		MinSessionTimeout: 100 * time.Millisecond,
@@ -114,6 +116,10 @@ func (s *script) cmdNew(t *testing.T, td *datadriven.TestData) {
 	cfg.RetentionCheckInterval = durArg(t, td, "retention-check", 0)
 	td.MaybeScanArgs(t, "max-size", &cfg.MaxSize)
 	td.MaybeScanArgs(t, "metadata-max", &cfg.OffsetMetadataMaxBytes)
+	td.MaybeScanArgs(t, "group-bytes", &cfg.MaxGroupMetadataBytes)
+	var brokerBytes int64
+	td.MaybeScanArgs(t, "broker-bytes", &brokerBytes)
+	cfg.MetadataBudget = NewMetadataBudget(brokerBytes)
 	if td.HasArg("topics") {
 		var topics []string
 		td.ScanArgs(t, "topics", &topics)
@@ -170,7 +176,7 @@ func (s *script) cmdJoin(t *testing.T, td *datadriven.TestData) {
 
 // cmdSync sends a SyncGroup; the leader's carries the assignment:
 //
-//	sync group=g member=ID gen=N [instance=I] [assign=(ID=text,...)]
+//	sync group=g member=ID gen=N [instance=I] [assign=(ID=text|ID=*BYTES,...)]
 func (s *script) cmdSync(t *testing.T, td *datadriven.TestData) {
 	req := kmsg.NewPtrSyncGroupRequest()
 	req.Version = 5
@@ -188,6 +194,9 @@ func (s *script) cmdSync(t *testing.T, td *datadriven.TestData) {
 		id, text, _ := strings.Cut(a, "=")
 		ga := kmsg.NewSyncGroupRequestGroupAssignment()
 		ga.MemberID, ga.MemberAssignment = id, []byte(text)
+		if n, ok := strings.CutPrefix(text, "*"); ok { // *N: N bytes
+			ga.MemberAssignment = make([]byte, mustInt(t, td, n))
+		}
 		req.GroupAssignment = append(req.GroupAssignment, ga)
 	}
 	label := req.MemberID + " SyncGroup"
