@@ -63,6 +63,8 @@ func (b *Broker) newGroupCoordinator() *groupCoordinator {
 		OffsetsRetention:       time.Duration(b.cfg.OffsetsRetentionMinutes) * time.Minute,
 		RetentionCheckInterval: b.cfg.OffsetsRetentionCheckIntervalMs.Duration(),
 		OffsetMetadataMaxBytes: b.cfg.OffsetMetadataMaxBytes,
+		// One bound on member metadata for every coordinator of the broker.
+		MetadataBudget: group.NewMetadataBudget(group.DefaultMaxBrokerMetadataBytes),
 		KnownPartition: func(topic string, p int32) bool {
 			_, ok := b.parts.Partition(segment.TopicPartition{Topic: topic, Partition: p})
 			return ok

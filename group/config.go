@@ -31,6 +31,14 @@ type Config struct {
 	RetentionCheckInterval time.Duration // offsets.retention.check.interval.ms
 	OffsetMetadataMaxBytes int           // offset.metadata.max.bytes
 
+	// MaxGroupMetadataBytes bounds the member metadata one group holds
+	// (Varve's own; bound.go); 0 uses DefaultMaxGroupMetadataBytes.
+	MaxGroupMetadataBytes int64
+	// MetadataBudget is the broker-wide bound on member metadata, shared
+	// by every coordinator of the broker (bound.go). Nil gives the
+	// coordinator a budget of its own of DefaultMaxBrokerMetadataBytes.
+	MetadataBudget *MetadataBudget
+
 	// KnownPartition reports whether a topic partition exists; commits to
 	// others get UNKNOWN_TOPIC_OR_PARTITION. Nil accepts every partition.
 	KnownPartition func(topic string, partition int32) bool
@@ -59,6 +67,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.OffsetMetadataMaxBytes <= 0 {
 		c.OffsetMetadataMaxBytes = DefaultOffsetMetadataMaxBytes
+	}
+	if c.MaxGroupMetadataBytes <= 0 {
+		c.MaxGroupMetadataBytes = DefaultMaxGroupMetadataBytes
+	}
+	if c.MetadataBudget == nil {
+		c.MetadataBudget = NewMetadataBudget(DefaultMaxBrokerMetadataBytes)
 	}
 	if c.InitialRebalanceDelay < 0 {
 		c.InitialRebalanceDelay = 0

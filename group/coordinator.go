@@ -34,6 +34,7 @@ type Coordinator struct {
 	partition int32
 	cfg       Config
 	log       Log
+	bounds    bounds
 
 	status status
 	now    time.Time
@@ -45,7 +46,9 @@ type Coordinator struct {
 // New returns the coordinator of partition, which does not serve until
 // it is loaded (BeginLoad, Load, FinishLoad).
 func New(partition int32, cfg Config, log Log) *Coordinator {
-	return &Coordinator{partition: partition, cfg: cfg.withDefaults(), log: log,
+	cfg = cfg.withDefaults()
+	return &Coordinator{partition: partition, cfg: cfg, log: log,
+		bounds: bounds{budget: cfg.MetadataBudget, maxGroup: cfg.MaxGroupMetadataBytes},
 		groups: map[string]*group{}, timers: newTimers()}
 }
 
@@ -117,6 +120,7 @@ func (c *Coordinator) Stop() {
 			m := g.members[mid]
 			g.answerJoin(m, joinError(m.id, kerr.NotCoordinator.Code))
 			g.answerSync(m, syncError(kerr.NotCoordinator.Code))
+			g.release(m)
 		}
 		g.state = Dead
 	}

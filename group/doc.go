@@ -43,6 +43,11 @@
 //     (FENCED_INSTANCE_ID).
 //   - A member has at most one parked JoinGroup and one parked SyncGroup;
 //     each reply is called exactly once.
+//   - The member metadata a group holds (protocols, assignments, client
+//     ids) stays under Config.MaxGroupMetadataBytes, and all groups of
+//     the broker under the shared MetadataBudget, except right after a
+//     load; a JoinGroup that would pass a bound is refused and kept
+//     nowhere, and a member's bytes are released when it goes (bound.go).
 //   - The in-memory offsets and groups are what replaying the log
 //     (BeginLoad, Load, FinishLoad) would rebuild.
 //
@@ -81,6 +86,17 @@
 // v4 and group values v0-v4 are read as well; keys of version 3 and up
 // (KIP-848 consumer groups) and transactional or control batches are
 // skipped when loading.
+//
+// # Scripted tests
+//
+// The coordinator's central scenarios (the classic rebalance, static
+// membership, offset commit, fetch and expiry, the initial rebalance
+// delay, group.max.size, loading after a restart) are scripts under
+// testdata/script, run by TestScripts with github.com/cockroachdb/datadriven:
+// each step is a request, a clock tick, a load, unload or crash, and its
+// expected output (the replies, the groups' state, the records written)
+// is written below it. `go test ./group -run TestScripts -rewrite`
+// rewrites the expected output; review the diff as documentation.
 //
 // # Not done
 //

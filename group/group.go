@@ -59,6 +59,9 @@ type group struct {
 	subscribed map[string]bool
 
 	offsets map[topicPartition]committed
+
+	bounds    bounds
+	metaBytes int64 // what the members hold (bound.go): the sum of their charged
 }
 
 // joinTimer is a group's pending rebalance completion: Kafka's
@@ -68,9 +71,9 @@ type joinTimer struct {
 	delay, remaining time.Duration
 }
 
-func newGroup(id string, now time.Time) *group {
+func newGroup(id string, now time.Time, b bounds) *group {
 	return &group{
-		id: id, state: Empty, stateTime: now,
+		id: id, state: Empty, stateTime: now, bounds: b,
 		members: map[string]*member{}, static: map[string]string{}, pending: map[string]bool{},
 		toSync: map[string]bool{}, supported: map[string]int{}, offsets: map[topicPartition]committed{},
 	}
@@ -127,6 +130,7 @@ func (g *group) add(m *member, reply JoinReply, version int16) {
 // next member in join order.
 func (g *group) remove(id string) {
 	if m, ok := g.members[id]; ok {
+		g.release(m)
 		g.countProtocols(m, -1)
 		if m.awaitingJoin() {
 			g.awaiting--

@@ -159,12 +159,6 @@ func (h *harness) heartbeat(groupID, member string, gen int32) int16 {
 	return h.c.Heartbeat(h.now, req).ErrorCode
 }
 
-func (h *harness) heartbeatStatic(groupID, member, instance string, gen int32) int16 {
-	req := kmsg.NewPtrHeartbeatRequest()
-	req.Version, req.Group, req.MemberID, req.Generation, req.InstanceID = 4, groupID, member, gen, &instance
-	return h.c.Heartbeat(h.now, req).ErrorCode
-}
-
 func (h *harness) leave(groupID, member string) int16 {
 	req := kmsg.NewPtrLeaveGroupRequest()
 	req.Version, req.Group = 5, groupID

@@ -53,7 +53,7 @@ func (c *Coordinator) Join(now time.Time, req *kmsg.JoinGroupRequest, client Cli
 			reply(joinError(jr.memberID, kerr.UnknownMemberID.Code))
 			return
 		}
-		g = newGroup(jr.groupID, now)
+		g = newGroup(jr.groupID, now, c.bounds)
 		c.groups[jr.groupID] = g
 	}
 	switch {
@@ -130,10 +130,15 @@ func (c *Coordinator) addMemberAndRebalance(g *group, jr joinRequest) {
 	m := &member{id: jr.memberID, instanceID: jr.instanceID, clientID: jr.client.ID, clientHost: jr.client.Host,
 		rebalanceTimeout: jr.rebalance, sessionTimeout: jr.session, protocolType: jr.protocolType,
 		protocols: jr.protocols, isNew: true}
+	if code := g.admit(m.cost()); code != 0 {
+		c.refuseJoin(g, jr, code, g.pending[jr.memberID])
+		return
+	}
 	if g.is(PreparingRebalance) && g.generation == 0 {
 		g.newMemberAdded = true
 	}
 	g.add(m, jr.reply, jr.version)
+	g.settle(m)
 	c.timers.cancel(pendingKey(g.id, m.id)) // a pending member that came back
 	// A new member cannot heartbeat before its JoinGroup is answered; a
 	// client that gave up and retried would leave it behind, so it
@@ -205,8 +210,31 @@ func validateMember(g *group, memberID, instanceID string) int16 {
 }
 
 func (c *Coordinator) updateMemberAndRebalance(g *group, m *member, jr joinRequest, reason string) {
+	if code := g.admit(memberCost(m, jr.protocols, m.assignment) - m.charged); code != 0 {
+		c.refuseJoin(g, jr, code, true) // the member keeps its current metadata
+		return
+	}
 	g.update(m, jr.protocols, jr.rebalance, jr.session, jr.reply, jr.version)
+	g.settle(m)
 	c.maybePrepareRebalance(g, reason)
+}
+
+// refuseJoin answers a JoinGroup whose metadata would exceed a bound
+// (bound.go), with the member id only if the client had it (known); a
+// pending member told MEMBER_ID_REQUIRED is forgotten, as
+// group.max.size forgets it. Nothing of the request is kept.
+func (c *Coordinator) refuseJoin(g *group, jr joinRequest, code int16, known bool) {
+	c.cfg.Logger.Warn("JoinGroup refused: member metadata over its bound", "group", g.id,
+		"member", jr.memberID, "client", jr.client.ID, "host", jr.client.Host, "code", code,
+		"group_bytes", g.metaBytes, "broker_bytes", g.bounds.budget.Used())
+	if g.pending[jr.memberID] {
+		c.removePendingAndUpdate(g, jr.memberID)
+	}
+	id := ""
+	if known {
+		id = jr.memberID
+	}
+	jr.reply(joinError(id, code))
 }
 
 // joinResult is a successful JoinGroup response for m; the leader's

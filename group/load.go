@@ -147,7 +147,7 @@ func (c *Coordinator) FinishLoad(now time.Time) LoadReport {
 	}
 	rep := LoadReport{Records: ld.records, Skipped: ld.skipped}
 	for id, v := range ld.groups {
-		c.groups[id] = groupFromValue(id, v)
+		c.groups[id] = groupFromValue(id, v, c.bounds)
 	}
 	for id, offs := range ld.offsets {
 		if len(offs) == 0 {
@@ -155,7 +155,7 @@ func (c *Coordinator) FinishLoad(now time.Time) LoadReport {
 		}
 		g := c.groups[id]
 		if g == nil {
-			g = newGroup(id, time.Time{})
+			g = newGroup(id, time.Time{}, c.bounds)
 			c.groups[id] = g
 		}
 		g.offsets = offs
@@ -174,8 +174,8 @@ func (c *Coordinator) FinishLoad(now time.Time) LoadReport {
 }
 
 // groupFromValue rebuilds a group from its stored metadata.
-func groupFromValue(id string, v *kmsg.GroupMetadataValue) *group {
-	g := newGroup(id, time.Time{})
+func groupFromValue(id string, v *kmsg.GroupMetadataValue, b bounds) *group {
+	g := newGroup(id, time.Time{}, b)
 	if v.CurrentStateTimestamp >= 0 {
 		g.stateTime = time.UnixMilli(v.CurrentStateTimestamp)
 	}
@@ -195,6 +195,7 @@ func groupFromValue(id string, v *kmsg.GroupMetadataValue) *group {
 			m.instanceID = *vm.InstanceID
 		}
 		g.add(m, nil, 0)
+		g.forceSettle(m) // what the log holds is held, bound or not
 	}
 	if v.Leader != nil && g.has(*v.Leader) {
 		g.leader = *v.Leader

@@ -44,6 +44,10 @@ type member struct {
 	// received a JoinGroup response; it expires after the new-member
 	// join timeout instead of its session timeout.
 	isNew bool
+
+	// charged is what the member counts against the metadata bounds
+	// (bound.go); it equals cost() between calls.
+	charged int64
 }
 
 func (m *member) static() bool       { return m.instanceID != "" }

@@ -46,6 +46,16 @@ func checkInvariants(rt *rapid.T, c *Coordinator) {
 		case g.is(Dead):
 			rt.Fatalf("group %s: a Dead group is still held", id)
 		}
+		var cost int64
+		for mid, m := range g.members {
+			if m.charged != m.cost() {
+				rt.Fatalf("group %s: member %s charged %d bytes, costs %d", id, mid, m.charged, m.cost())
+			}
+			cost += m.cost()
+		}
+		if cost != g.metaBytes {
+			rt.Fatalf("group %s: counts %d metadata bytes, its members cost %d", id, g.metaBytes, cost)
+		}
 		for inst, mid := range g.static {
 			if m := g.members[mid]; m == nil || m.instanceID != inst {
 				rt.Fatalf("group %s: instance %s maps to %s, not its member", id, inst, mid)
@@ -56,6 +66,14 @@ func checkInvariants(rt *rapid.T, c *Coordinator) {
 				rt.Fatalf("group %s: %s must sync but is no member", id, mid)
 			}
 		}
+	}
+}
+
+// checkBudget: the coordinator's own budget counts exactly what its
+// groups hold (bound.go).
+func checkBudget(rt *rapid.T, c *Coordinator) {
+	if used, held := c.cfg.MetadataBudget.Used(), c.MetadataBytes(); used != held {
+		rt.Fatalf("the metadata budget counts %d bytes, the groups hold %d", used, held)
 	}
 }
 
@@ -81,6 +99,9 @@ func TestCoordinatorRandomSequences(t *testing.T) {
 		cfg.InitialRebalanceDelay = time.Duration(rapid.IntRange(0, 2).Draw(rt, "delay_s")) * time.Second
 		cfg.OffsetsRetention = time.Duration(rapid.IntRange(1, 20).Draw(rt, "retention_s")) * time.Second
 		cfg.RetentionCheckInterval = time.Second
+		// Member metadata bounds that refuse some joins and assignments
+		// (a member of the harness costs about 45 bytes).
+		cfg.MaxGroupMetadataBytes = rapid.SampledFrom([]int64{0, 100, 200}).Draw(rt, "group_bytes")
 		h := newHarness(t, cfg)
 		var ids []string
 		var joins []*parked[*kmsg.JoinGroupResponse]
@@ -130,15 +151,22 @@ func TestCoordinatorRandomSequences(t *testing.T) {
 			case 9:
 				h.c.DeleteGroups(h.now, []string{groupID()})
 			case 10:
-				before := offsetsOf(h.c)
+				before, old := offsetsOf(h.c), h.c
 				h.reload()
+				if n := old.cfg.MetadataBudget.Used(); n != 0 {
+					rt.Fatalf("a stopped coordinator still holds %d metadata bytes", n)
+				}
 				if after := offsetsOf(h.c); fmt.Sprint(after) != fmt.Sprint(before) {
 					rt.Fatalf("reload changed offsets:\nbefore %v\nafter  %v", before, after)
 				}
 			}
 			checkInvariants(rt, h.c)
+			checkBudget(rt, h.c)
 		}
 		h.c.Stop()
+		if n := h.c.cfg.MetadataBudget.Used(); n != 0 {
+			rt.Fatalf("a stopped coordinator still holds %d metadata bytes", n)
+		}
 		for _, j := range joins {
 			if j.calls != 1 {
 				rt.Fatalf("a JoinGroup was answered %d times", j.calls)

@@ -89,7 +89,7 @@ func (c *Coordinator) commit(req *kmsg.OffsetCommitRequest, valid []topicPartiti
 		if req.Generation >= 0 {
 			return kerr.IllegalGeneration.Code // a member of a generation the group no longer has
 		}
-		g = newGroup(req.Group, c.now) // a simple consumer storing offsets only
+		g = newGroup(req.Group, c.now, c.bounds) // a simple consumer storing offsets only
 		c.groups[req.Group] = g
 	}
 	instanceID := ""

@@ -3,7 +3,6 @@ package group
 import (
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -27,67 +26,6 @@ func TestCommitAndFetch(t *testing.T) {
 	code, all := h.c.FetchOffsets(h.now, "g", nil)
 	if code != 0 || len(all) != 1 || len(all[0].Partitions) != 2 || all[0].Partitions[0].Partition != 0 {
 		t.Fatalf("fetch all: %d %+v", code, all)
-	}
-}
-
-// Kafka: validateOffsetCommit. A client that assigns partitions itself
-// commits with generation -1 and no member id: accepted for a group
-// without members, refused (UNKNOWN_MEMBER_ID) once the group has
-// members; a positive generation for a group that does not exist is a
-// stale member (ILLEGAL_GENERATION); a commit during
-// CompletingRebalance gets REBALANCE_IN_PROGRESS.
-func TestSimpleAndNonMemberCommits(t *testing.T) {
-	h := newHarness(t, testConfig())
-	if code := h.commit("simple", "", -1, "t", map[int32]int64{0: 5}); code != 0 {
-		t.Fatalf("simple commit: %d", code)
-	}
-	if h.fetch("simple", "t", 0) != 5 || h.state("simple") != "Empty" {
-		t.Fatalf("after a simple commit: offset %d state %s", h.fetch("simple", "t", 0), h.state("simple"))
-	}
-	if code := h.commit("nogroup", "m", 3, "t", map[int32]int64{0: 5}); code != kerr.IllegalGeneration.Code {
-		t.Fatalf("commit with a generation to a missing group: %d", code)
-	}
-	ids := h.stableGroup("g", 1)
-	if code := h.commit("g", "", -1, "t", map[int32]int64{0: 5}); code != kerr.UnknownMemberID.Code {
-		t.Fatalf("non-member commit to a group with members: %d", code)
-	}
-	h.join(joinSpec{group: "g", member: ids[0]}) // single member: straight to CompletingRebalance
-	if code := h.commit("g", ids[0], 2, "t", map[int32]int64{0: 5}); code != kerr.RebalanceInProgress.Code {
-		t.Fatalf("commit in CompletingRebalance: %d", code)
-	}
-}
-
-// Kafka: offset.metadata.max.bytes and unknown partitions are refused per
-// partition; the rest of the request is committed.
-func TestCommitPartitionErrors(t *testing.T) {
-	cfg := testConfig()
-	cfg.OffsetMetadataMaxBytes = 4
-	cfg.KnownPartition = func(topic string, p int32) bool { return topic == "t" }
-	h := newHarness(t, cfg)
-	req := kmsg.NewPtrOffsetCommitRequest()
-	req.Version, req.Group, req.Generation = 8, "g", -1
-	long, short := "toolong", "ok"
-	for _, spec := range []struct {
-		topic string
-		md    *string
-	}{{"t", &long}, {"t", &short}, {"missing", nil}} {
-		rt := kmsg.NewOffsetCommitRequestTopic()
-		rt.Topic = spec.topic
-		rp := kmsg.NewOffsetCommitRequestTopicPartition()
-		rp.Partition, rp.Offset, rp.Metadata = int32(len(req.Topics)), 10, spec.md
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-	}
-	resp := h.c.CommitOffsets(h.now, req)
-	got := []int16{resp.Topics[0].Partitions[0].ErrorCode, resp.Topics[1].Partitions[0].ErrorCode, resp.Topics[2].Partitions[0].ErrorCode}
-	want := []int16{kerr.OffsetMetadataTooLarge.Code, 0, kerr.UnknownTopicOrPartition.Code}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("partition errors %v, want %v", got, want)
-		}
-	}
-	if h.fetch("g", "t", 1) != 10 || h.fetch("g", "t", 0) != -1 {
-		t.Fatal("the valid partition was not committed, or the invalid one was")
 	}
 }
 
@@ -141,85 +79,6 @@ func TestWriteFailure(t *testing.T) {
 	s := h.sync("g", ids[0], j.resp.Generation, map[string][]byte{ids[0]: []byte("x")})
 	if s.resp.ErrorCode != kerr.NotCoordinator.Code || h.state("g") != "PreparingRebalance" {
 		t.Fatalf("sync with a failing log: %+v, state %s", s.resp, h.state("g"))
-	}
-}
-
-// Kafka: loadGroupsAndOffsets. A new coordinator replaying the log has
-// the same offsets, and a Stable group comes back in its generation with
-// its members, whose sessions restart; one that never heartbeats again
-// is removed after its session timeout.
-func TestReloadRebuildsGroupsAndOffsets(t *testing.T) {
-	h := newHarness(t, testConfig())
-	ids := h.stableGroup("g", 2)
-	h.commit("g", ids[0], 1, "t", map[int32]int64{0: 11, 1: 22})
-	h.commit("g", ids[1], 1, "t", map[int32]int64{1: 23}) // the later commit wins
-	h.commit("simple", "", -1, "u", map[int32]int64{0: 5})
-	rep := h.reload()
-	if rep.Groups != 2 || rep.Offsets != 3 || rep.Skipped != 0 {
-		t.Fatalf("load report %+v", rep)
-	}
-	if h.fetch("g", "t", 0) != 11 || h.fetch("g", "t", 1) != 23 || h.fetch("simple", "u", 0) != 5 {
-		t.Fatal("offsets differ after reload")
-	}
-	if h.state("g") != "Stable" || h.state("simple") != "Empty" {
-		t.Fatalf("states after reload: %s %s", h.state("g"), h.state("simple"))
-	}
-	d := h.c.DescribeGroup(h.now, "g", false)
-	if len(d.Members) != 2 || string(d.Members[0].MemberAssignment) != "assigned-"+d.Members[0].MemberID {
-		t.Fatalf("described after reload: %+v", d)
-	}
-	if code := h.heartbeat("g", ids[0], 1); code != 0 {
-		t.Fatalf("heartbeat in the stored generation after reload: %d", code)
-	}
-	for i := 0; i < 4; i++ {
-		h.advance(300 * time.Millisecond)
-		h.heartbeat("g", ids[0], 1)
-	}
-	if code := h.heartbeat("g", ids[0], 1); code != kerr.RebalanceInProgress.Code {
-		t.Fatalf("the member silent since the reload was not removed: %d", code)
-	}
-}
-
-// Kafka: KIP-211. Offsets of a consumer group expire
-// offsets.retention.minutes after the group became Empty (not after the
-// commit), at the retention check; the group then goes with a
-// tombstone, and a reload does not bring it back.
-func TestOffsetsExpireAfterGroupEmpty(t *testing.T) {
-	cfg := testConfig()
-	cfg.OffsetsRetention = time.Hour
-	cfg.RetentionCheckInterval = time.Minute
-	h := newHarness(t, cfg)
-	j := h.join(joinSpec{group: "g", version: 3, session: 60_000})
-	h.advance(0)
-	ids := []string{j.resp.MemberID}
-	h.sync("g", ids[0], 1, map[string][]byte{ids[0]: []byte("a")})
-	h.commit("g", ids[0], 1, "t", map[int32]int64{0: 1})
-	// Commit-time retention would expire it after an hour; it must not,
-	// because the group still has a member subscribed to the topic.
-	for i := 0; i < 90; i++ { // 90 minutes, past commit-time retention
-		h.heartbeat("g", ids[0], 1)
-		h.advance(time.Minute / 2)
-		h.heartbeat("g", ids[0], 1)
-		h.advance(time.Minute / 2)
-	}
-	if h.fetch("g", "t", 0) != 1 {
-		t.Fatal("offsets of a group with members expired")
-	}
-	h.leave("g", ids[0]) // Empty from now
-	if h.state("g") != "Empty" {
-		t.Fatalf("state %s after the last member left", h.state("g"))
-	}
-	h.advance(59 * time.Minute)
-	if h.fetch("g", "t", 0) != 1 {
-		t.Fatal("offsets expired before retention passed since the group became Empty")
-	}
-	h.advance(2 * time.Minute)
-	if h.fetch("g", "t", 0) != -1 || h.state("g") != "Dead" {
-		t.Fatalf("after retention: offset %d state %s", h.fetch("g", "t", 0), h.state("g"))
-	}
-	h.reload()
-	if h.fetch("g", "t", 0) != -1 || h.state("g") != "Dead" {
-		t.Fatal("expired offsets came back after a reload")
 	}
 }
 

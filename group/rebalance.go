@@ -204,6 +204,7 @@ func (c *Coordinator) removePendingAndUpdate(g *group, id string) {
 func (c *Coordinator) resetAndPropagate(g *group, code int16) {
 	for _, m := range g.members {
 		m.assignment = nil
+		g.forceSettle(m)
 	}
 	c.propagate(g, code)
 }

@@ -17,10 +17,16 @@ import (
 // updateStaticMemberAndRebalance).
 func (c *Coordinator) replaceStaticMember(g *group, oldID string, jr joinRequest) {
 	oldLeader := g.leader
+	old := g.members[oldID]
+	if code := g.admit(memberCost(old, jr.protocols, old.assignment) - old.charged); code != 0 {
+		c.refuseJoin(g, jr, code, false) // the old member id keeps the slot
+		return
+	}
 	m := c.swapStaticID(g, jr.instanceID, oldID, jr.memberID)
 	c.scheduleHeartbeat(g, m)
 	oldProtocols, oldRebalance, oldSession := m.protocols, m.rebalanceTimeout, m.sessionTimeout
 	g.update(m, jr.protocols, jr.rebalance, jr.session, jr.reply, jr.version)
+	g.settle(m)
 	switch g.state {
 	case Stable:
 		if g.selectProtocol() != g.protocol {
@@ -34,6 +40,7 @@ func (c *Coordinator) replaceStaticMember(g *group, oldID string, jr joinRequest
 		if code := c.storeGroup(g, assignment); code != 0 {
 			// Not persisted: put the old member id back.
 			g.update(m, oldProtocols, oldRebalance, oldSession, nil, 0)
+			g.forceSettle(m)
 			back := c.swapStaticID(g, jr.instanceID, jr.memberID, oldID)
 			c.scheduleHeartbeat(g, back)
 			resp := c.joinResult(g, back, false, false)

@@ -95,16 +95,40 @@ func (c *Coordinator) syncCompleting(g *group, req *kmsg.SyncGroupRequest, reply
 	}
 	c.cfg.Logger.Info("assignment received from leader", "group", g.id, "generation", g.generation,
 		"leader", m.id, "members", len(g.members))
+	delta := assignmentDelta(g, assignment)
+	if code := g.admit(delta); code != 0 {
+		if code == kerr.GroupMaxSizeReached.Code {
+			// Over the group's bound: answered as Kafka answers a group
+			// record too large to store.
+			code = appendCode(kerr.RecordListTooLarge, false)
+		}
+		c.resetAndPropagate(g, code)
+		c.maybePrepareRebalance(g, "the group assignment is over the metadata bound")
+		return
+	}
 	if code := c.storeGroup(g, assignment); code != 0 {
+		g.refund(delta)
 		c.resetAndPropagate(g, code)
 		c.maybePrepareRebalance(g, "storing the group assignment failed")
 		return
 	}
 	for id, a := range assignment {
 		g.members[id].assignment = a
+		g.settle(g.members[id])
 	}
 	c.propagate(g, 0)
 	c.logTransition(g, Stable)
+}
+
+// assignmentDelta is how many more bytes g's members hold with
+// assignment instead of their current one.
+func assignmentDelta(g *group, assignment map[string][]byte) int64 {
+	var delta int64
+	for id, a := range assignment {
+		m := g.members[id]
+		delta += memberCost(m, m.protocols, a) - m.charged
+	}
+	return delta
 }
 
 // syncDone records that a member sent SyncGroup this generation.
