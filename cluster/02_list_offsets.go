@@ -10,8 +10,11 @@ package cluster
 // answers in the old form (a list of offsets).
 
 import (
+	"fmt"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/logdir"
 	vnet "github.com/varve/varve/net"
 	"github.com/varve/varve/replica"
 )
@@ -48,6 +51,9 @@ func serveListOffsets(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet
 }
 
 func listOffset(p *replica.Partition, ts int64) (timestamp, offset int64, err error) {
+	if !p.Online() {
+		return -1, -1, fmt.Errorf("%s: %w", p.TP, logdir.ErrOffline) // KAFKA_STORAGE_ERROR
+	}
 	switch ts {
 	case -2:
 		return -1, p.StartOffset(), nil

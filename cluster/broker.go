@@ -68,6 +68,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 		RecoveryCheckpointInterval: cfg.LogFlushOffsetCheckpointIntervalMs.Duration(),
 		StartOffsetCheckpoint:      cfg.LogFlushStartOffsetCheckpointIntervalMs.Duration(),
 		HWCheckpointInterval:       cfg.ReplicaHighWatermarkCheckpointIntervalMs.Duration(),
+		ProbeInterval:              cfg.LogDirProbeIntervalMs.Duration(),
 		Logger:                     logger,
 		LogConfig:                  b.logConfig,
 	})

@@ -1,6 +1,7 @@
 package logdir_test
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -121,3 +122,16 @@ func (f *stepFile) Truncate(size int64) error {
 	}
 	return f.File.Truncate(size)
 }
+
+// syncBuffer is a log sink safe for the manager's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
