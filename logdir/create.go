@@ -54,6 +54,11 @@ func (m *Manager) beginCreate(tp segment.TopicPartition) (*creation, bool, error
 	if c, ok := m.mu.creating[tp]; ok {
 		return c, false, nil
 	}
+	for _, d := range m.dirs {
+		if _, ok := d.offlineParts[tp]; ok {
+			return nil, false, fmt.Errorf("%s: %w: in %s", tp, ErrPartitionExists, d.offlineErr())
+		}
+	}
 	d := m.leastLoadedDirLocked()
 	if d == nil {
 		return nil, false, fmt.Errorf("create %s: %w: every log dir is offline", tp, ErrOffline)

@@ -130,6 +130,9 @@ func TestDiskFullTakesDirOfflineAndProbeBringsItBack(t *testing.T) {
 	if _, ok := m.Get(a.TP); ok {
 		t.Fatal("a log of the offline dir is still served")
 	}
+	if _, err := m.Create(a.TP, a.TopicID); !errors.Is(err, logdir.ErrPartitionExists) {
+		t.Fatalf("creating a partition of the offline dir again: %v, want ErrPartitionExists", err)
+	}
 	if _, err := m.Create(tp("full", 2), logdir.TopicID{1}); err != nil {
 		t.Fatalf("create with one dir online: %v", err)
 	}
