@@ -93,7 +93,7 @@ func (b *Broker) producePartition(version, acks int16, topic string, rp kmsg.Pro
 		return sp
 	}
 	b.metrics.produced(topic, len(records), info.LastOffset-info.FirstOffset+1)
-	sp.BaseOffset, sp.LogStartOffset = info.FirstOffset, part.Log.StartOffset()
+	sp.BaseOffset, sp.LogStartOffset = info.FirstOffset, part.StartOffset()
 	return sp
 }
 

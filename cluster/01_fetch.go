@@ -124,7 +124,7 @@ func (b *Broker) readFetch(topics []fetchTopic, maxBytes int32) (int64, bool) {
 				failed = failed || fp.errorCode != 0
 				continue
 			}
-			fp.hw, fp.logStart = fp.part.HighWatermark(), fp.part.Log.StartOffset()
+			fp.hw, fp.logStart = fp.part.HighWatermark(), fp.part.StartOffset()
 			limit := min(int64(fp.partitionBytes), budget)
 			region, err := fp.part.Read(fp.offset, int(max(limit, 0)), total == 0)
 			fp.errorCode, fp.records = errorCode(err), region

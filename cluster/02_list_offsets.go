@@ -10,8 +10,11 @@ package cluster
 // answers in the old form (a list of offsets).
 
 import (
+	"fmt"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/logdir"
 	vnet "github.com/varve/varve/net"
 	"github.com/varve/varve/replica"
 )
@@ -48,34 +51,18 @@ func serveListOffsets(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet
 }
 
 func listOffset(p *replica.Partition, ts int64) (timestamp, offset int64, err error) {
+	if !p.Online() {
+		return -1, -1, fmt.Errorf("%s: %w", p.TP, logdir.ErrOffline) // KAFKA_STORAGE_ERROR
+	}
 	switch ts {
 	case -2:
-		return -1, p.Log.StartOffset(), nil
+		return -1, p.StartOffset(), nil
 	case -1:
 		return -1, p.HighWatermark(), nil
 	case -3:
-		return maxTimestampOffset(p)
+		off, rts, _, err := p.MaxTimestampOffset() // KIP-734
+		return rts, off, err
 	}
-	off, rts, found, err := p.Log.OffsetForTime(ts)
-	if err != nil || !found || off >= p.HighWatermark() {
-		return -1, -1, err
-	}
-	return rts, off, nil
-}
-
-// maxTimestampOffset is KIP-734: the offset and timestamp of the record
-// with the largest timestamp.
-func maxTimestampOffset(p *replica.Partition) (int64, int64, error) {
-	var best int64 = -1
-	for _, s := range p.Log.Segments() {
-		best = max(best, s.MaxTimestamp)
-	}
-	if best < 0 {
-		return -1, -1, nil
-	}
-	off, rts, found, err := p.Log.OffsetForTime(best)
-	if err != nil || !found {
-		return -1, -1, err
-	}
-	return rts, off, nil
+	off, rts, _, err := p.OffsetForTime(ts)
+	return rts, off, err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/varve/varve/config"
+	"github.com/varve/varve/logdir"
 	vnet "github.com/varve/varve/net"
 	"github.com/varve/varve/replica"
 	"github.com/varve/varve/segment"
@@ -62,12 +63,13 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 		return nil, err
 	}
 	b.metrics = newMetrics(b) // before the logs open: they report flushes to it
-	b.parts, err = replica.Open(replica.Config{
+	b.parts, err = replica.Open(logdir.Config{
 		LogDirs:                    cfg.LogDirs,
 		RecoveryThreadsPerDataDir:  cfg.NumRecoveryThreadsPerDataDir,
 		RecoveryCheckpointInterval: cfg.LogFlushOffsetCheckpointIntervalMs.Duration(),
 		StartOffsetCheckpoint:      cfg.LogFlushStartOffsetCheckpointIntervalMs.Duration(),
 		HWCheckpointInterval:       cfg.ReplicaHighWatermarkCheckpointIntervalMs.Duration(),
+		ProbeInterval:              cfg.LogDirProbeIntervalMs.Duration(),
 		Logger:                     logger,
 		LogConfig:                  b.logConfig,
 	})

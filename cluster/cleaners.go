@@ -25,14 +25,7 @@ func (b *Broker) upperBound(l *segment.Log) int64 {
 	return l.StartOffset()
 }
 
-func (b *Broker) logs() []*segment.Log {
-	parts := b.parts.Partitions()
-	out := make([]*segment.Log, len(parts))
-	for i, p := range parts {
-		out[i] = p.Log
-	}
-	return out
-}
+func (b *Broker) logs() []*segment.Log { return b.parts.Logs() }
 
 func (b *Broker) startCleaners() {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -72,14 +65,14 @@ func (b *Broker) startCleaners() {
 
 func (b *Broker) compactionTargets() []compaction.Target {
 	var out []compaction.Target
-	for _, p := range b.parts.Partitions() {
-		tc := b.topicConfig(p.TP.Topic)
+	for _, l := range b.parts.Logs() {
+		tc := b.topicConfig(l.TopicPartition().Topic)
 		pol := tc.RetentionPolicy()
 		if !pol.CleanupPolicy.Compact() {
 			continue
 		}
 		ct := tc.CompactionTopicConfig()
-		out = append(out, compaction.Target{Log: p.Log, Retention: pol, Topic: &ct})
+		out = append(out, compaction.Target{Log: l, Retention: pol, Topic: &ct})
 	}
 	return out
 }

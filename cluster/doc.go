@@ -27,7 +27,7 @@
 // (num.io.threads) concurrently. A Fetch that must wait answers from its
 // own goroutine (woken by partition appends, bounded by max.wait.ms). The
 // broker's other goroutines: the listeners' accept loops, the retention
-// scheduler, the log cleaner's workers, the replica manager's checkpoint
-// loop, the group coordinators' timer and their loader of
+// scheduler, the log cleaner's workers, the log manager's checkpoint and
+// log-dir probe loops (package logdir), the group coordinators' timer and their loader of
 // __consumer_offsets at start, and the metrics HTTP server.
 package cluster

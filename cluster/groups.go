@@ -127,11 +127,11 @@ func (gc *groupCoordinator) load(s *groupShard) error {
 	}
 	start := time.Now()
 	end := part.HighWatermark()
-	for off := part.Log.StartOffset(); off < end; {
+	for off := part.StartOffset(); off < end; {
 		if gc.stopping() {
 			return nil
 		}
-		buf, err := part.Log.ReadBytes(off, offsetsLoadBufferBytes)
+		buf, err := part.ReadBytes(off, offsetsLoadBufferBytes)
 		if err != nil {
 			return fmt.Errorf("read %s-%d at %d: %w", group.OffsetsTopic, p, off, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -33,12 +34,11 @@ func TestLostOffsetsMetric(t *testing.T) {
 		t.Fatal("partition lost-0 missing")
 	}
 	for i := range 6 {
-		if _, err := p.Log.Append(segmenttest.Batch(t, 1, 10, int64(i), 0)); err != nil {
+		if _, err := p.AppendAsLeader(segmenttest.Batch(t, 1, 10, int64(i), 0)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	segs := p.Log.Segments()
-	active := segs[len(segs)-1].Path
+	active := filepath.Join(dir, "lost-0", "00000000000000000000.log") // the only segment: the active one
 	shutdownForTest(t, b)
 	if err := os.Remove(active); err != nil {
 		t.Fatal(err)

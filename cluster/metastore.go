@@ -12,8 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/varve/varve/logdir"
 	"github.com/varve/varve/replica"
-	"github.com/varve/varve/segment"
 )
 
 // MetadataFile holds a single node's cluster metadata (topics, their ids,
@@ -110,7 +110,7 @@ func (s *metaStore) save() error {
 	if err != nil {
 		return err
 	}
-	return segment.WriteFileAtomic(nil, s.path, data)
+	return logdir.WriteFileAtomic(nil, s.path, data)
 }
 
 func (s *metaStore) clusterID() string {

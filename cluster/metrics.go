@@ -64,6 +64,8 @@ func newMetrics(b *Broker) *metrics {
 			stats(func(s statsView) float64 { return float64(s.b.server.Stats().RequestQueueSize) })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "varve_network_processor_idle_ratio", Help: "Share of time the network processors wait for events (Kafka NetworkProcessorAvgIdlePercent)."},
 			stats(func(s statsView) float64 { return avgIdle(s.b.server.Stats()) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "varve_log_dirs_offline", Help: "Log directories offline after an I/O error (Kafka OfflineLogDirectoryCount)."},
+			stats(func(s statsView) float64 { return float64(len(s.b.parts.OfflineDirs())) })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "varve_connections", Help: "Open client connections."},
 			stats(func(s statsView) float64 { return float64(s.b.server.Stats().Connections) })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "varve_network_bytes_in_total", Help: "Bytes read from sockets."},
@@ -81,7 +83,7 @@ type statsView struct{ b *Broker }
 func (s statsView) lostOffsets() (n int64) {
 	if s.b.parts != nil {
 		for _, p := range s.b.parts.Partitions() {
-			n += p.Log.Recovery().LostOffsets()
+			n += p.LostOffsets()
 		}
 	}
 	return n

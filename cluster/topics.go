@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/varve/varve/config"
+	"github.com/varve/varve/logdir"
 	"github.com/varve/varve/record"
 	"github.com/varve/varve/replica"
 	"github.com/varve/varve/segment"
@@ -187,9 +188,14 @@ func (b *Broker) addPartitions(name string, count int32, validateOnly bool) erro
 // adoptPartitions reconciles the catalogue with the partitions found on
 // disk at start: a partition whose topic the catalogue lacks (a lost or
 // older metadata file) is adopted rather than deleted, so that data is
-// never dropped because of metadata.
+// never dropped because of metadata. A partition the catalogue names
+// but the disk lacks is recreated empty, after the catalogue's update:
+// creating a log reads its topic's configuration from the catalogue,
+// whose lock the update holds.
 func (b *Broker) adoptPartitions() error {
-	return b.meta.update(func(f *metaFile) error {
+	var missing []segment.TopicPartition
+	ids := map[string]replica.TopicID{}
+	err := b.meta.update(func(f *metaFile) error {
 		for _, p := range b.parts.Partitions() {
 			t, ok := f.Topics[p.TP.Topic]
 			if !ok {
@@ -203,19 +209,26 @@ func (b *Broker) adoptPartitions() error {
 			}
 			t.Partitions = max(t.Partitions, p.TP.Partition+1)
 		}
-		// Partitions the catalogue names but the disk lacks are created.
 		for _, t := range f.Topics {
 			for p := int32(0); p < t.Partitions; p++ {
 				tp := segment.TopicPartition{Topic: t.Name, Partition: p}
 				if _, ok := b.parts.Partition(tp); !ok {
-					if _, err := b.parts.CreatePartition(tp, t.ID); err != nil {
-						return err
-					}
+					missing, ids[t.Name] = append(missing, tp), t.ID
 				}
 			}
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	for _, tp := range missing {
+		if _, err := b.parts.CreatePartition(tp, ids[tp.Topic]); err != nil && !errors.Is(err, replica.ErrPartitionExists) {
+			return fmt.Errorf("recreate missing partition %s: %w", tp, err)
+		}
+		b.log.Warn("partition directory missing at start; recreated empty", "partition", tp, "dir", b.parts.Dir(tp))
+	}
+	return nil
 }
 
 // partition finds a partition or returns the Kafka error for its absence.
@@ -253,7 +266,7 @@ func errorCode(err error) int16 {
 		return kerr.CorruptMessage.Code
 	case errors.Is(err, replica.ErrUnknownPartition):
 		return kerr.UnknownTopicOrPartition.Code
-	case errors.Is(err, segment.ErrLogFailed), errors.Is(err, segment.ErrClosed):
+	case errors.Is(err, segment.ErrLogFailed), errors.Is(err, segment.ErrClosed), errors.Is(err, logdir.ErrOffline), isIOError(err):
 		return kerr.KafkaStorageError.Code
 	}
 	return kerr.UnknownServerError.Code
@@ -268,4 +281,11 @@ func (b *Broker) checkFileLimit(adding int32) error {
 		return fmt.Errorf("%w: %v", kerr.PolicyViolation, err)
 	}
 	return nil
+}
+
+// isIOError: a write, fsync or other file operation failed (Kafka answers
+// KAFKA_STORAGE_ERROR from the first failure).
+func isIOError(err error) bool {
+	var ioe *segment.IOError
+	return errors.As(err, &ioe)
 }

@@ -142,8 +142,9 @@ type Broker struct {
 	TransactionStateLogSegmentBytes      int    // transaction.state.log.segment.bytes
 
 	// Varve's own (not Kafka's).
-	MetricsListener string // varve.metrics.listener: HTTP address for Prometheus metrics; empty: off
-	NetworkModel    string // varve.network.model: reactor, goroutine or goroutine-inline
+	LogDirProbeIntervalMs Millis // varve.log.dir.probe.interval.ms: probe period of an offline log dir
+	MetricsListener       string // varve.metrics.listener: HTTP address for Prometheus metrics; empty: off
+	NetworkModel          string // varve.network.model: reactor, goroutine or goroutine-inline
 
 	// Secondary properties, read only to derive the fields above.
 	brokerID                    int

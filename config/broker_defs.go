@@ -189,6 +189,8 @@ var brokerDefs = []def{
 	{name: "share.coordinator.threads", typ: tInt, deflt: "1", check: atLeast(1)},
 
 	// Varve's own.
+	{name: "varve.log.dir.probe.interval.ms", typ: tLong, deflt: "5000", varve: true, check: atLeast(1), field: func(b *Broker) any { return &b.LogDirProbeIntervalMs },
+		note: "how often an offline log directory is probed (write, fsync, remove a small file) to bring it back online without a restart; Kafka keeps it offline until the broker restarts"},
 	{name: "varve.metrics.listener", typ: tString, deflt: "127.0.0.1:7071", varve: true, check: hostPortOrEmpty, field: func(b *Broker) any { return &b.MetricsListener },
 		note: "HTTP address serving Prometheus metrics at /metrics; empty turns it off"},
 	{name: "varve.network.model", typ: tString, deflt: NetworkReactor, varve: true, check: oneOf(NetworkReactor, NetworkGoroutine, NetworkGoroutineInline), field: func(b *Broker) any { return &b.NetworkModel },

@@ -101,8 +101,9 @@ var varveDefaults = map[string]string{
 	"log.dir":              "./varve-data",
 	"log.dirs":             "./varve-data",
 
-	"varve.metrics.listener": "127.0.0.1:7071",
-	"varve.network.model":    "reactor",
+	"varve.log.dir.probe.interval.ms": "5000",
+	"varve.metrics.listener":          "127.0.0.1:7071",
+	"varve.network.model":             "reactor",
 }
 
 // Kafka: every broker default is Kafka 4's, except the documented ones.

@@ -1,242 +1,130 @@
 package replica
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
-	"time"
+	"sync/atomic"
 
+	"github.com/varve/varve/logdir"
 	"github.com/varve/varve/segment"
 )
 
-// Kafka's defaults for the manager's settings.
-const (
-	DefaultCheckpointInterval   = 60 * time.Second // log.flush.offset.checkpoint.interval.ms, log.flush.start.offset.checkpoint.interval.ms
-	DefaultHWCheckpointInterval = 5 * time.Second  // replica.high.watermark.checkpoint.interval.ms
+// Errors of the log manager, under the names the broker has used.
+var (
+	// ErrUnknownPartition: the node holds no replica of the partition.
+	ErrUnknownPartition = logdir.ErrUnknownPartition
+	// ErrPartitionExists: the partition was already created.
+	ErrPartitionExists = logdir.ErrPartitionExists
 )
 
-// ErrUnknownPartition: the node holds no replica of the partition.
-var ErrUnknownPartition = errors.New("unknown topic or partition")
+type partitionMap = map[segment.TopicPartition]*Partition
 
-// ErrPartitionExists: the partition was already created.
-var ErrPartitionExists = errors.New("partition already exists")
-
-// Config is what the manager needs from the broker's configuration.
-type Config struct {
-	LogDirs                    []string      // log.dirs
-	RecoveryThreadsPerDataDir  int           // num.recovery.threads.per.data.dir, default 1
-	RecoveryCheckpointInterval time.Duration // log.flush.offset.checkpoint.interval.ms
-	StartOffsetCheckpoint      time.Duration // log.flush.start.offset.checkpoint.interval.ms
-	HWCheckpointInterval       time.Duration // replica.high.watermark.checkpoint.interval.ms
-	Logger                     *slog.Logger
-	// LogConfig gives a topic's log configuration.
-	LogConfig func(topic string) segment.Config
-}
-
-// Manager owns the partitions of one node.
+// Manager is Kafka's ReplicaManager: the node's Partitions over the log
+// manager that holds their logs.
 type Manager struct {
-	cfg Config
+	logs *logdir.Manager
 
-	mu    sync.RWMutex
-	parts map[segment.TopicPartition]*Partition
-	dirOf map[segment.TopicPartition]string
+	// parts is the published map, replaced whole under mu (copy on
+	// write): Produce and Fetch look partitions up without a lock.
+	parts atomic.Pointer[partitionMap]
 
-	stop chan struct{}
-	done sync.WaitGroup
+	mu struct {
+		sync.Mutex
+		creating map[segment.TopicPartition]chan struct{}
+	}
 }
 
-// dirState is what a log directory's checkpoints said at start.
-type dirState struct {
-	clean                   bool
-	recovery, start, hwMark map[segment.TopicPartition]int64
-}
-
-// Open loads every partition found in the log directories, recovering
-// them in parallel (num.recovery.threads.per.data.dir per directory).
-func Open(cfg Config) (*Manager, error) {
-	if len(cfg.LogDirs) == 0 {
-		return nil, errors.New("replica: no log.dirs")
+// Open opens the log manager over cfg's log dirs and makes a Partition of
+// every log it loaded. It supplies the log manager's high watermarks and
+// follows its log directories going offline and back.
+func Open(cfg logdir.Config) (*Manager, error) {
+	m := &Manager{}
+	m.mu.creating = map[segment.TopicPartition]chan struct{}{}
+	empty := partitionMap{}
+	m.parts.Store(&empty)
+	cfg.HighWatermark = m.highWatermark
+	cfg.OnOffline = m.logsOffline
+	cfg.OnOnline = m.logsOnline
+	ld, err := logdir.Open(cfg)
+	if err != nil {
+		return nil, err
 	}
-	cfg.RecoveryThreadsPerDataDir = max(cfg.RecoveryThreadsPerDataDir, 1)
-	if cfg.RecoveryCheckpointInterval <= 0 {
-		cfg.RecoveryCheckpointInterval = DefaultCheckpointInterval
-	}
-	if cfg.StartOffsetCheckpoint <= 0 {
-		cfg.StartOffsetCheckpoint = DefaultCheckpointInterval
-	}
-	if cfg.HWCheckpointInterval <= 0 {
-		cfg.HWCheckpointInterval = DefaultHWCheckpointInterval
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	m := &Manager{cfg: cfg, parts: map[segment.TopicPartition]*Partition{},
-		dirOf: map[segment.TopicPartition]string{}, stop: make(chan struct{})}
-	for _, dir := range cfg.LogDirs {
-		if err := m.loadDir(dir); err != nil {
-			m.closeLogs()
-			return nil, err
-		}
-	}
-	m.done.Add(1)
-	go m.checkpointLoop()
+	m.logs = ld
+	m.addLoaded(ld.Logs())
 	return m, nil
 }
 
-// loadDir reads a log directory's marker and checkpoints, then opens its
-// partitions.
-func (m *Manager) loadDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("log dir %s: %w", dir, err)
+// publish applies change to a copy of the partition map and publishes
+// it. REQUIRES m.mu.
+func (m *Manager) publishLocked(change func(partitionMap)) {
+	old := *m.parts.Load()
+	next := make(partitionMap, len(old)+1)
+	for k, v := range old {
+		next[k] = v
 	}
-	st, err := readDirState(dir)
-	if err != nil {
-		return err
-	}
-	names, err := partitionDirs(dir, m.cfg.Logger)
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	work := make(chan string)
-	var wg sync.WaitGroup
-	var firstErr error
-	var errMu sync.Mutex
-	for i := 0; i < m.cfg.RecoveryThreadsPerDataDir; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for name := range work {
-				if err := m.loadPartition(dir, name, st); err != nil {
-					errMu.Lock()
-					firstErr = errors.Join(firstErr, err)
-					errMu.Unlock()
-				}
-			}
-		}()
-	}
-	for _, n := range names {
-		work <- n
-	}
-	close(work)
-	wg.Wait()
-	m.cfg.Logger.Info("log dir loaded", "dir", dir, "partitions", len(names), "clean_shutdown", st.clean, "took", time.Since(start))
-	return firstErr
+	change(next)
+	m.parts.Store(&next)
 }
 
-func readDirState(dir string) (dirState, error) {
-	st := dirState{}
-	marker := filepath.Join(dir, segment.CleanShutdownFile)
-	if _, err := os.Stat(marker); err == nil {
-		st.clean = true
-		// Deleted at once: a crash while loading must count as unclean.
-		if err := os.Remove(marker); err != nil {
-			return st, fmt.Errorf("remove %s: %w", marker, err)
-		}
-		if err := (segment.OSFS{}).SyncDir(dir); err != nil {
-			return st, fmt.Errorf("fsync %s: %w", dir, err)
-		}
-	}
-	var err error
-	read := func(name string) map[segment.TopicPartition]int64 {
-		c, e := segment.ReadCheckpoint(nil, filepath.Join(dir, name))
-		if e != nil {
-			err = errors.Join(err, e)
-			st.clean = false // a torn checkpoint costs a longer recovery, never data
-			return map[segment.TopicPartition]int64{}
-		}
-		return c
-	}
-	st.recovery = read(segment.RecoveryPointCheckpointFile)
-	st.start = read(segment.LogStartOffsetCheckpointFile)
-	st.hwMark = read(segment.ReplicationCheckpointFile)
-	if err != nil {
-		slog.Warn("ignoring unreadable checkpoint", "dir", dir, "err", err)
-	}
-	return st, nil
-}
-
-// partitionDirs lists the partition directories of a log dir, removing
-// those left by a topic deletion.
-func partitionDirs(dir string, logger *slog.Logger) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("list log dir %s: %w", dir, err)
-	}
-	var out []string
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		name := e.Name()
-		if strings.HasSuffix(name, "-delete") {
-			if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
-				logger.Warn("removing deleted partition failed", "dir", name, "err", err)
-			}
-			continue
-		}
-		if tp := segment.ParseTopicPartition(name); tp.String() == name {
-			out = append(out, name)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
-func (m *Manager) loadPartition(dir, name string, st dirState) error {
-	tp := segment.ParseTopicPartition(name)
-	pdir := filepath.Join(dir, name)
-	id, err := readPartitionMetadata(pdir)
-	if err != nil {
-		m.cfg.Logger.Warn("partition without a readable partition.metadata", "dir", pdir, "err", err)
-	}
-	managed := &segment.ManagedState{CleanShutdown: st.clean, RecoveryPoint: -1, LogStartOffset: -1}
-	if v, ok := st.recovery[tp]; ok {
-		managed.RecoveryPoint = v
-	}
-	if v, ok := st.start[tp]; ok {
-		managed.LogStartOffset = v
-	}
-	cfg := m.cfg.LogConfig(tp.Topic)
-	cfg.Managed = managed
-	cfg.Logger = m.cfg.Logger
-	l, err := segment.Open(pdir, cfg)
-	if err != nil {
-		return fmt.Errorf("open partition %s: %w", tp, err)
-	}
-	hw, ok := st.hwMark[tp]
+// highWatermark gives the log manager a partition's high watermark for
+// replication-offset-checkpoint.
+func (m *Manager) highWatermark(tp segment.TopicPartition) (int64, bool) {
+	p, ok := (*m.parts.Load())[tp]
 	if !ok {
-		hw = l.EndOffset() // a single replica's log is committed up to its end
+		return 0, false
 	}
+	return p.HighWatermark(), true
+}
+
+// logsOffline takes the partitions of a failed log directory offline:
+// they answer KAFKA_STORAGE_ERROR until their logs come back.
+func (m *Manager) logsOffline(tps []segment.TopicPartition) {
+	parts := *m.parts.Load()
+	for _, tp := range tps {
+		if p, ok := parts[tp]; ok {
+			p.setLog(nil, 0)
+		}
+	}
+}
+
+// logsOnline gives partitions of a log directory back online their
+// reopened logs. A partition deleted meanwhile stays deleted.
+func (m *Manager) logsOnline(logs []logdir.PartitionLog) {
+	parts := *m.parts.Load()
+	for _, pl := range logs {
+		if p, ok := parts[pl.TP]; ok {
+			p.setLog(pl.Log, p.HighWatermark())
+		}
+	}
+}
+
+// addLoaded makes a Partition of every log loaded at start. A single
+// replica's log is committed up to its end, so a log without a
+// checkpointed high watermark gets its end.
+func (m *Manager) addLoaded(logs []logdir.PartitionLog) {
 	m.mu.Lock()
-	m.parts[tp] = newPartition(tp, id, l, max(hw, l.EndOffset()))
-	m.dirOf[tp] = dir
-	m.mu.Unlock()
-	return nil
+	defer m.mu.Unlock()
+	m.publishLocked(func(pm partitionMap) {
+		for _, pl := range logs {
+			hw := max(pl.CheckpointedHW, pl.Log.EndOffset())
+			pm[pl.TP] = NewPartition(pl.TP, pl.TopicID, pl.Log, hw)
+		}
+	})
 }
 
 // Partition returns the node's replica of tp.
 func (m *Manager) Partition(tp segment.TopicPartition) (*Partition, bool) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	p, ok := m.parts[tp]
+	p, ok := (*m.parts.Load())[tp]
 	return p, ok
 }
 
-// Partitions returns every partition the node holds.
+// Partitions returns every partition the node holds, sorted.
 func (m *Manager) Partitions() []*Partition {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	out := make([]*Partition, 0, len(m.parts))
-	for _, p := range m.parts {
+	parts := *m.parts.Load()
+	out := make([]*Partition, 0, len(parts))
+	for _, p := range parts {
 		out = append(out, p)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -248,188 +136,95 @@ func (m *Manager) Partitions() []*Partition {
 	return out
 }
 
-// CreatePartition creates an empty partition in the log dir holding the
-// fewest partitions (Kafka's choice), writing partition.metadata first.
+// Logs returns the online logs, for the cleaners (retention and
+// compaction work on the log, below replication).
+func (m *Manager) Logs() []*segment.Log {
+	pls := m.logs.Logs()
+	out := make([]*segment.Log, len(pls))
+	for i, pl := range pls {
+		out[i] = pl.Log
+	}
+	return out
+}
+
+// Dir is the directory of tp's log, "" when it has no online log.
+func (m *Manager) Dir(tp segment.TopicPartition) string {
+	if pl, ok := m.logs.Get(tp); ok {
+		return pl.Log.Dir()
+	}
+	return ""
+}
+
+// OfflineDirs lists the log directories that are offline.
+func (m *Manager) OfflineDirs() []string { return m.logs.OfflineDirs() }
+
+// CreatePartition creates an empty partition (see logdir.Manager.Create).
+// No lock is held during the file work; concurrent creators of one
+// partition get one Partition, the others ErrPartitionExists once it is
+// published.
 func (m *Manager) CreatePartition(tp segment.TopicPartition, id TopicID) (*Partition, error) {
+	for {
+		wait, err := m.beginCreate(tp)
+		if err != nil {
+			return nil, err
+		}
+		if wait == nil {
+			break
+		}
+		<-wait
+	}
+	pl, err := m.logs.Create(tp, id)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.parts[tp]; ok {
-		return nil, fmt.Errorf("%s: %w", tp, ErrPartitionExists)
-	}
-	dir := m.leastLoadedDir()
-	pdir := filepath.Join(dir, tp.String())
-	if err := os.MkdirAll(pdir, 0o755); err != nil {
-		return nil, err
-	}
-	if err := writePartitionMetadata(pdir, id); err != nil {
-		return nil, err
-	}
-	cfg := m.cfg.LogConfig(tp.Topic)
-	cfg.Managed = &segment.ManagedState{CleanShutdown: true, RecoveryPoint: 0, LogStartOffset: 0}
-	cfg.Logger = m.cfg.Logger
-	l, err := segment.Open(pdir, cfg)
+	done := m.mu.creating[tp]
+	delete(m.mu.creating, tp)
+	close(done)
 	if err != nil {
 		return nil, err
 	}
-	p := newPartition(tp, id, l, 0)
-	m.parts[tp] = p
-	m.dirOf[tp] = dir
+	p := NewPartition(tp, id, pl.Log, 0)
+	m.publishLocked(func(pm partitionMap) { pm[tp] = p })
 	return p, nil
 }
 
-// REQUIRES m.mu.
-func (m *Manager) leastLoadedDir() string {
-	count := map[string]int{}
-	for _, d := range m.dirOf {
-		count[d]++
+// beginCreate registers a creation of tp; a non-nil channel is one
+// under way to wait for.
+func (m *Manager) beginCreate(tp segment.TopicPartition) (chan struct{}, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := (*m.parts.Load())[tp]; ok {
+		return nil, fmt.Errorf("%s: %w", tp, ErrPartitionExists)
 	}
-	best := m.cfg.LogDirs[0]
-	for _, d := range m.cfg.LogDirs[1:] {
-		if count[d] < count[best] {
-			best = d
-		}
+	if c, ok := m.mu.creating[tp]; ok {
+		return c, nil
 	}
-	return best
+	m.mu.creating[tp] = make(chan struct{})
+	return nil, nil
 }
 
-// DeletePartition closes a partition's log and renames its directory to
-// <topic>-<partition>.<id>-delete, which is removed in the background
-// (and at the next start if the process dies first), as Kafka does.
+// DeletePartition stops serving a partition and deletes its log (see
+// logdir.Manager.Delete). Waiters wake and find it gone.
 func (m *Manager) DeletePartition(tp segment.TopicPartition) error {
 	m.mu.Lock()
-	p, ok := m.parts[tp]
-	dir := m.dirOf[tp]
-	delete(m.parts, tp)
-	delete(m.dirOf, tp)
+	p, ok := (*m.parts.Load())[tp]
+	if ok {
+		m.publishLocked(func(pm partitionMap) { delete(pm, tp) })
+	}
 	m.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("%s: %w", tp, ErrUnknownPartition)
 	}
 	p.wake()
-	if err := p.Log.Close(); err != nil {
-		m.cfg.Logger.Warn("closing deleted partition", "partition", tp, "err", err)
-	}
-	var suffix [16]byte
-	rand.Read(suffix[:])
-	gone := filepath.Join(dir, tp.String()+"."+hex.EncodeToString(suffix[:])+"-delete")
-	if err := os.Rename(p.Log.Dir(), gone); err != nil {
-		return fmt.Errorf("delete partition %s: %w", tp, err)
-	}
-	if err := (segment.OSFS{}).SyncDir(dir); err != nil {
-		return err
-	}
-	m.done.Add(1)
-	go func() {
-		defer m.done.Done()
-		if err := os.RemoveAll(gone); err != nil {
-			m.cfg.Logger.Warn("removing deleted partition", "dir", gone, "err", err)
-		}
-	}()
-	return nil
-}
-
-// UpdateLogConfig applies a topic's new configuration to its partitions.
-func (m *Manager) UpdateLogConfig(topic string) error {
-	cfg := m.cfg.LogConfig(topic)
-	var err error
-	for _, p := range m.Partitions() {
-		if p.TP.Topic == topic {
-			err = errors.Join(err, p.Log.UpdateConfig(cfg))
-		}
+	err := m.logs.Delete(tp)
+	if errors.Is(err, logdir.ErrUnknownPartition) {
+		return nil // a partition whose log never came back
 	}
 	return err
 }
 
-func (m *Manager) checkpointLoop() {
-	defer m.done.Done()
-	hw := time.NewTicker(m.cfg.HWCheckpointInterval)
-	rp := time.NewTicker(m.cfg.RecoveryCheckpointInterval)
-	so := time.NewTicker(m.cfg.StartOffsetCheckpoint)
-	defer hw.Stop()
-	defer rp.Stop()
-	defer so.Stop()
-	for {
-		var err error
-		select {
-		case <-m.stop:
-			return
-		case <-hw.C:
-			err = m.writeCheckpoints(segment.ReplicationCheckpointFile, (*Partition).HighWatermark)
-		case <-rp.C:
-			err = m.writeCheckpoints(segment.RecoveryPointCheckpointFile, func(p *Partition) int64 { return p.Log.RecoveryPoint() })
-		case <-so.C:
-			err = m.writeCheckpoints(segment.LogStartOffsetCheckpointFile, func(p *Partition) int64 { return p.Log.StartOffset() })
-		}
-		if err != nil {
-			m.cfg.Logger.Error("checkpoint failed", "err", err)
-		}
-	}
-}
+// UpdateLogConfig applies a topic's new configuration to its logs.
+func (m *Manager) UpdateLogConfig(topic string) error { return m.logs.UpdateLogConfig(topic) }
 
-// writeCheckpoints writes one checkpoint file in every log dir.
-func (m *Manager) writeCheckpoints(name string, value func(*Partition) int64) error {
-	byDir := map[string]map[segment.TopicPartition]int64{}
-	for _, d := range m.cfg.LogDirs {
-		byDir[d] = map[segment.TopicPartition]int64{}
-	}
-	m.mu.RLock()
-	for tp, p := range m.parts {
-		byDir[m.dirOf[tp]][tp] = value(p)
-	}
-	m.mu.RUnlock()
-	var err error
-	for d, entries := range byDir {
-		err = errors.Join(err, segment.WriteCheckpoint(nil, filepath.Join(d, name), entries))
-	}
-	return err
-}
-
-// Flush fsyncs every partition and writes the recovery points.
-func (m *Manager) Flush(ctx context.Context) error {
-	var err error
-	for _, p := range m.Partitions() {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		err = errors.Join(err, p.Log.Flush())
-	}
-	return errors.Join(err, m.writeCheckpoints(segment.RecoveryPointCheckpointFile, func(p *Partition) int64 { return p.Log.RecoveryPoint() }))
-}
-
-// Close shuts the node's logs down cleanly: every log is flushed and
-// closed, all three checkpoints are written, and only then the
-// clean-shutdown marker, as Kafka's LogManager.shutdown.
-func (m *Manager) Close() error {
-	close(m.stop)
-	m.done.Wait()
-	err := m.closeLogs()
-	if err != nil {
-		return err
-	}
-	for _, c := range []struct {
-		name string
-		v    func(*Partition) int64
-	}{
-		{segment.RecoveryPointCheckpointFile, func(p *Partition) int64 { return p.Log.RecoveryPoint() }},
-		{segment.LogStartOffsetCheckpointFile, func(p *Partition) int64 { return p.Log.StartOffset() }},
-		{segment.ReplicationCheckpointFile, (*Partition).HighWatermark},
-	} {
-		if err := m.writeCheckpoints(c.name, c.v); err != nil {
-			return err
-		}
-	}
-	for _, d := range m.cfg.LogDirs {
-		if err := segment.WriteFileAtomic(nil, filepath.Join(d, segment.CleanShutdownFile), []byte(`{"version":0,"brokerEpoch":0}`)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (m *Manager) closeLogs() error {
-	var err error
-	for _, p := range m.Partitions() {
-		err = errors.Join(err, p.Log.Close())
-	}
-	return err
-}
+// Close shuts the logs down cleanly (see logdir.Manager.Close): the
+// high watermarks are checkpointed from the partitions.
+func (m *Manager) Close() error { return m.logs.Close() }

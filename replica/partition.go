@@ -5,19 +5,45 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/varve/varve/logdir"
 	"github.com/varve/varve/pagecache"
 	"github.com/varve/varve/segment"
 )
 
 // TopicID is a topic's 16-byte UUID (Kafka's topic id).
-type TopicID [16]byte
+type TopicID = logdir.TopicID
+
+// Log is what a Partition needs of its log. *segment.Log satisfies it;
+// tests use an in-memory one.
+type Log interface {
+	// AppendWithEpoch appends producer batches, assigning offsets and
+	// stamping the leader epoch.
+	AppendWithEpoch(records []byte, leaderEpoch int32) (segment.AppendInfo, error)
+	// ReadBounded returns whole batches from offset below upTo.
+	ReadBounded(offset int64, maxBytes int, upTo int64, minOneBatch bool) (pagecache.Region, error)
+	// ReadBytes copies whole batches from offset.
+	ReadBytes(offset int64, maxBytes int) ([]byte, error)
+	StartOffset() int64
+	EndOffset() int64
+	// SetStartOffset raises the log start offset.
+	SetStartOffset(offset int64) error
+	// OffsetForTime is the first offset whose batch's max timestamp is
+	// at least ts.
+	OffsetForTime(ts int64) (offset, timestamp int64, found bool, err error)
+	// Segments describes the log's segments (their max timestamps).
+	Segments() []segment.SegmentInfo
+}
+
+// logRef lets a Partition swap its log atomically (an interface value
+// cannot sit in an atomic.Pointer).
+type logRef struct{ Log }
 
 // Partition is this node's replica of one partition.
 type Partition struct {
 	TP      segment.TopicPartition
 	TopicID TopicID
-	Log     *segment.Log
 
+	log         atomic.Pointer[logRef] // nil while its log directory is offline
 	hw          atomic.Int64
 	leaderEpoch atomic.Int32 // stamped on every batch this replica appends as leader
 
@@ -25,15 +51,74 @@ type Partition struct {
 	notify chan struct{} // closed and replaced on every append
 }
 
-func newPartition(tp segment.TopicPartition, id TopicID, l *segment.Log, hw int64) *Partition {
-	p := &Partition{TP: tp, TopicID: id, Log: l, notify: make(chan struct{})}
-	p.hw.Store(min(max(hw, l.StartOffset()), l.EndOffset()))
+// NewPartition makes a replica over l with high watermark hw (clamped to
+// the log's offsets).
+func NewPartition(tp segment.TopicPartition, id TopicID, l Log, hw int64) *Partition {
+	p := &Partition{TP: tp, TopicID: id, notify: make(chan struct{})}
+	p.setLog(l, hw)
 	return p
 }
+
+// setLog installs l (nil: offline), clamping the high watermark to it.
+func (p *Partition) setLog(l Log, hw int64) {
+	if l == nil {
+		p.log.Store(nil)
+		p.wake()
+		return
+	}
+	p.hw.Store(min(max(hw, l.StartOffset()), l.EndOffset()))
+	p.log.Store(&logRef{l})
+	p.wake()
+}
+
+// current returns the partition's log, or ErrOffline (Kafka's
+// KAFKA_STORAGE_ERROR) while its log directory is offline.
+func (p *Partition) current() (Log, error) {
+	r := p.log.Load()
+	if r == nil {
+		return nil, fmt.Errorf("%s: %w", p.TP, logdir.ErrOffline)
+	}
+	return r.Log, nil
+}
+
+// Online says whether the partition's log is available.
+func (p *Partition) Online() bool { return p.log.Load() != nil }
 
 // HighWatermark is the offset below which records are committed and
 // visible to consumers.
 func (p *Partition) HighWatermark() int64 { return p.hw.Load() }
+
+// StartOffset is the log start offset, -1 while offline.
+func (p *Partition) StartOffset() int64 {
+	l, err := p.current()
+	if err != nil {
+		return -1
+	}
+	return l.StartOffset()
+}
+
+// EndOffset is the log end offset, -1 while offline.
+func (p *Partition) EndOffset() int64 {
+	l, err := p.current()
+	if err != nil {
+		return -1
+	}
+	return l.EndOffset()
+}
+
+// LostOffsets is how many offsets below its recovery point the log was
+// found missing when it was opened (segment.RecoveryReport); 0 while
+// offline or for a log that does not report recovery.
+func (p *Partition) LostOffsets() int64 {
+	l, err := p.current()
+	if err != nil {
+		return 0
+	}
+	if r, ok := l.(interface{ Recovery() segment.RecoveryReport }); ok {
+		return r.Recovery().LostOffsets()
+	}
+	return 0
+}
 
 // Wait returns a channel closed at the next append, truncation or
 // deletion: a delayed fetch waits on it.
@@ -59,11 +144,15 @@ func (p *Partition) LeaderEpoch() int32 { return p.leaderEpoch.Load() }
 // Each batch is stamped with the leader epoch, as Kafka's leader does
 // (the CRC does not cover it).
 func (p *Partition) AppendAsLeader(records []byte) (segment.AppendInfo, error) {
-	info, err := p.Log.AppendWithEpoch(records, p.leaderEpoch.Load())
+	l, err := p.current()
+	if err != nil {
+		return segment.AppendInfo{}, err
+	}
+	info, err := l.AppendWithEpoch(records, p.leaderEpoch.Load())
 	if err != nil {
 		return info, err
 	}
-	p.advanceHW(p.Log.EndOffset())
+	p.advanceHW(l.EndOffset())
 	p.wake()
 	return info, nil
 }
@@ -81,12 +170,31 @@ func (p *Partition) advanceHW(to int64) {
 // file region. With minOneBatch a first batch larger than maxBytes is
 // returned whole (KIP-74).
 func (p *Partition) Read(offset int64, maxBytes int, minOneBatch bool) (pagecache.Region, error) {
-	return p.Log.ReadBounded(offset, maxBytes, p.hw.Load(), minOneBatch)
+	l, err := p.current()
+	if err != nil {
+		return pagecache.Region{}, err
+	}
+	return l.ReadBounded(offset, maxBytes, p.hw.Load(), minOneBatch)
+}
+
+// ReadBytes copies whole batches from offset, up to maxBytes (and at
+// least one batch), for readers inside the broker (the group
+// coordinator loading __consumer_offsets).
+func (p *Partition) ReadBytes(offset int64, maxBytes int) ([]byte, error) {
+	l, err := p.current()
+	if err != nil {
+		return nil, err
+	}
+	return l.ReadBytes(offset, maxBytes)
 }
 
 // DeleteRecordsBefore raises the log start offset (Kafka's DeleteRecords),
 // never past the high watermark.
 func (p *Partition) DeleteRecordsBefore(offset int64) (int64, error) {
+	l, err := p.current()
+	if err != nil {
+		return 0, err
+	}
 	hw := p.hw.Load()
 	if offset == -1 {
 		offset = hw
@@ -94,8 +202,8 @@ func (p *Partition) DeleteRecordsBefore(offset int64) (int64, error) {
 	if offset < 0 || offset > hw {
 		return 0, fmt.Errorf("%w: delete before %d, high watermark %d", segment.ErrOffsetOutOfRange, offset, hw)
 	}
-	if err := p.Log.SetStartOffset(offset); err != nil {
+	if err := l.SetStartOffset(offset); err != nil {
 		return 0, err
 	}
-	return p.Log.StartOffset(), nil
+	return l.StartOffset(), nil
 }
