@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/varve/varve/config"
-	"github.com/varve/varve/logdir"
 	vnet "github.com/varve/varve/net"
 	"github.com/varve/varve/replica"
 	"github.com/varve/varve/segment"
@@ -63,16 +62,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 		return nil, err
 	}
 	b.metrics = newMetrics(b) // before the logs open: they report flushes to it
-	b.parts, err = replica.Open(logdir.Config{
-		LogDirs:                    cfg.LogDirs,
-		RecoveryThreadsPerDataDir:  cfg.NumRecoveryThreadsPerDataDir,
-		RecoveryCheckpointInterval: cfg.LogFlushOffsetCheckpointIntervalMs.Duration(),
-		StartOffsetCheckpoint:      cfg.LogFlushStartOffsetCheckpointIntervalMs.Duration(),
-		HWCheckpointInterval:       cfg.ReplicaHighWatermarkCheckpointIntervalMs.Duration(),
-		ProbeInterval:              cfg.LogDirProbeIntervalMs.Duration(),
-		Logger:                     logger,
-		LogConfig:                  b.logConfig,
-	})
+	b.parts, err = replica.Open(b.replicaConfig())
 	if err != nil {
 		return nil, err
 	}
@@ -90,27 +80,9 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 }
 
 func newServer(cfg *config.Broker, h vnet.Handler) (server, error) {
-	nc := vnet.Config{
-		NumNetworkThreads:        cfg.NumNetworkThreads,
-		NumIOThreads:             cfg.NumIoThreads,
-		QueuedMaxRequests:        cfg.QueuedMaxRequests,
-		SocketRequestMaxBytes:    int32(cfg.SocketRequestMaxBytes),
-		ConnectionsMaxIdle:       cfg.ConnectionsMaxIdleMs.Duration(),
-		SocketSendBufferBytes:    cfg.SocketSendBufferBytes,
-		SocketReceiveBufferBytes: cfg.SocketReceiveBufferBytes,
-		MaxConnections:           cfg.MaxConnections,
-	}
-	nc.QueuedMaxRequestBytes = cfg.QueuedMaxRequestBytes
-	nc.MaxConnectionsPerIP, nc.MaxConnectionsPerIPOverrides = cfg.MaxConnectionsPerIP, cfg.MaxConnectionsPerIPOverrides
-	nc.MaxConnectionCreationRate = cfg.MaxConnectionCreationRate
-	if cfg.MaxConnectionsPerIP == 0 {
-		nc.MaxConnectionsPerIP = vnet.NoConnectionsPerIP // Kafka's 0: only the overrides may connect
-	}
+	nc := netConfig(cfg)
 	switch cfg.NetworkModel {
-	case config.NetworkGoroutine:
-		return vnet.NewGoroutineServer(nc, h)
-	case config.NetworkGoroutineInline:
-		nc.InlineHandlers = true
+	case config.NetworkGoroutine, config.NetworkGoroutineInline:
 		return vnet.NewGoroutineServer(nc, h)
 	}
 	return vnet.NewReactor(nc, h)

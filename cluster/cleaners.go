@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"time"
 
 	"github.com/varve/varve/compaction"
 	"github.com/varve/varve/retention"
@@ -63,6 +64,10 @@ func (b *Broker) startCleaners() {
 	b.cleaners = c
 }
 
+// compactionTargets lists the logs whose cleanup.policy includes compact,
+// each with its topic's compaction settings and its retention: the node
+// composes Kafka's cleaner-thread round, clean then delete, from the two
+// packages, which know nothing of each other.
 func (b *Broker) compactionTargets() []compaction.Target {
 	var out []compaction.Target
 	for _, l := range b.parts.Logs() {
@@ -72,9 +77,24 @@ func (b *Broker) compactionTargets() []compaction.Target {
 			continue
 		}
 		ct := tc.CompactionTopicConfig()
-		out = append(out, compaction.Target{Log: l, Retention: pol, Topic: &ct})
+		out = append(out, compaction.Target{Log: l, Topic: &ct, Retain: b.retainCompacted(pol)})
 	}
 	return out
+}
+
+// retainCompacted is the retention a cleaner worker applies to a
+// compacted log after its round (Kafka: LogCleanerManager.deletableLogs,
+// then deleteOldSegments): the log-start-offset rule for compact, every
+// rule for compact,delete, as retention.Enforce reads the policy.
+func (b *Broker) retainCompacted(pol retention.Policy) func(*segment.Log, int64, time.Time) error {
+	return func(l *segment.Log, upperBound int64, now time.Time) error {
+		r, err := retention.Enforce(l, pol, upperBound, now)
+		if len(r.Deleted) > 0 {
+			b.log.Info("deleted segments of a compacted log by retention", "dir", l.Dir(),
+				"segments", len(r.Deleted), "log_start_offset", r.StartOffset)
+		}
+		return err
+	}
 }
 
 func (b *Broker) stopCleaners() {

@@ -21,6 +21,22 @@
 // blocks) is kept in varve-metadata.json in the first log dir, written
 // atomically. Every partition has one replica, on this node.
 //
+// # Configuration and background cleaning
+//
+// Properties are package config's. The conversions into the configs of
+// the packages the node wires are in two files: config/convert.go for the
+// storage packages (segment, retention, compaction), which config sits
+// above, and convert.go here for net, replica and group, which sit beside
+// or above config, so config cannot import them and cluster, above all
+// of them, is the one place that can see both sides.
+//
+// cleaners.go runs Kafka's two cleanup tasks: the retention scheduler
+// over every log whose cleanup.policy is delete alone, and the log
+// cleaner over the compacted logs. retention and compaction do not know
+// each other; the node composes Kafka's cleaner-thread round, clean then
+// delete, by giving each compaction.Target a Retain that runs
+// retention.Enforce with the topic's policy.
+//
 // # Concurrency
 //
 // Broker.Serve is called by the network layer's handler goroutines

@@ -15,7 +15,6 @@ import (
 
 	"github.com/varve/varve/group"
 	vnet "github.com/varve/varve/net"
-	"github.com/varve/varve/segment"
 )
 
 // The group coordinator's wiring: one group.Coordinator per partition
@@ -55,22 +54,7 @@ func (b *Broker) newGroupCoordinator() *groupCoordinator {
 		n = int(t.Partitions) // the topic as it exists decides where groups live
 	}
 	gc := &groupCoordinator{b: b, wake: make(chan struct{}, 1), stop: make(chan struct{})}
-	cfg := group.Config{
-		InitialRebalanceDelay:  b.cfg.GroupInitialRebalanceDelayMs.Duration(),
-		MinSessionTimeout:      b.cfg.GroupMinSessionTimeoutMs.Duration(),
-		MaxSessionTimeout:      b.cfg.GroupMaxSessionTimeoutMs.Duration(),
-		MaxSize:                b.cfg.GroupMaxSize,
-		OffsetsRetention:       time.Duration(b.cfg.OffsetsRetentionMinutes) * time.Minute,
-		RetentionCheckInterval: b.cfg.OffsetsRetentionCheckIntervalMs.Duration(),
-		OffsetMetadataMaxBytes: b.cfg.OffsetMetadataMaxBytes,
-		// One bound on member metadata for every coordinator of the broker.
-		MetadataBudget: group.NewMetadataBudget(group.DefaultMaxBrokerMetadataBytes),
-		KnownPartition: func(topic string, p int32) bool {
-			_, ok := b.parts.Partition(segment.TopicPartition{Topic: topic, Partition: p})
-			return ok
-		},
-		Logger: b.log.With("component", "group-coordinator"),
-	}
+	cfg := b.groupConfig()
 	for p := 0; p < n; p++ {
 		gc.shards = append(gc.shards, &groupShard{c: group.New(int32(p), cfg, offsetsLog{b: b, partition: int32(p)})})
 	}

@@ -69,14 +69,6 @@ func (b *Broker) resolveTopicConfig(name string) config.Topic {
 	return tc
 }
 
-// logConfig is what the replica manager opens a topic's logs with.
-func (b *Broker) logConfig(topic string) segment.Config {
-	c := b.topicConfig(topic).SegmentConfig()
-	c.OnFlush = b.metrics.flushed
-	c.ProducerIDExpiration = b.cfg.ProducerIDExpirationMs.Duration()
-	return c
-}
-
 // createTopic validates and records a topic, then creates its
 // partitions. It returns a kerr error for the client.
 func (b *Broker) createTopic(name string, partitions int32, rf int16, configs map[string]string, validateOnly bool) (topicMeta, error) {

@@ -55,7 +55,9 @@ func BenchmarkCleanThroughput(b *testing.B) {
 				in = l.Size()
 				b.StartTimer()
 				began := time.Now()
-				st, err := compaction.Clean(l, compaction.Config{Logger: quiet}, t0)
+				cc := compaction.DefaultConfig()
+				cc.Logger = quiet
+				st, err := compaction.Clean(l, cc, t0)
 				elapsed := time.Since(began)
 				b.StopTimer()
 				if err != nil || st.MapFull || st.RecordsKept*2 != st.RecordsRead {
@@ -80,7 +82,9 @@ func BenchmarkCleanThroughput(b *testing.B) {
 // every key twice (the second half of the log rewrites the first half's
 // keys), then rolls.
 func benchLog(b *testing.B, size, valueSize int, codec record.Compression, segmentBytes int64) *segment.Log {
-	l := openLog(b, filepath.Join(b.TempDir(), "bench-0"), segment.Config{SegmentBytes: segmentBytes})
+	cfg := logConfig()
+	cfg.SegmentBytes = segmentBytes
+	l := openLog(b, filepath.Join(b.TempDir(), "bench-0"), cfg)
 	perBatch := max(16<<10/(valueSize+20), 1)
 	keys := size / (valueSize + 20) / 2
 	pool := make([]byte, 1<<20+valueSize)

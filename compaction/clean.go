@@ -24,7 +24,7 @@ import (
 // At most one pass runs on a log at a time: a second gets
 // ErrCleaningInProgress.
 func Clean(l *segment.Log, cfg Config, now time.Time) (Stats, error) {
-	cfg, err := cfg.withDefaults()
+	cfg, err := cfg.checked()
 	if err != nil {
 		return Stats{Dir: l.Dir()}, err
 	}

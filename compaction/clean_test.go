@@ -15,14 +15,14 @@ import (
 // Kafka: the cleaner keeps the last record of every key (C3), keeps
 // offsets (C1) and order (C2), and drops superseded records.
 func TestCleanKeepsLastValueOfEachKey(t *testing.T) {
-	l := openLog(t, t.TempDir(), segment.Config{})
+	l := openLog(t, t.TempDir(), logConfig())
 	defer l.Close()
 	appendKV(t, l, record.CompressionNone, t0, rec("a", "1"), rec("b", "1"))
 	appendKV(t, l, record.CompressionNone, t0, rec("a", "2"), rec("c", "1"))
 	roll(t, l)
 	appendKV(t, l, record.CompressionNone, t0, rec("b", "2"))
 	roll(t, l)
-	st, err := compaction.Clean(l, compaction.Config{}, t0)
+	st, err := compaction.Clean(l, compaction.DefaultConfig(), t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestCleanPreservesOffsetsTimestampsAndCodec(t *testing.T) {
 	for _, c := range []record.Compression{record.CompressionNone, record.CompressionGzip,
 		record.CompressionSnappy, record.CompressionLZ4, record.CompressionZstd} {
 		t.Run(c.String(), func(t *testing.T) {
-			l := openLog(t, t.TempDir(), segment.Config{})
+			l := openLog(t, t.TempDir(), logConfig())
 			defer l.Close()
 			b := record.NewBatchBuilder(c)
 			b.SetProducer(7, 1, 0)
@@ -62,7 +62,7 @@ func TestCleanPreservesOffsetsTimestampsAndCodec(t *testing.T) {
 			must[segment.AppendInfo](t)(l.Append(batch))
 			before := readAll(t, l)
 			roll(t, l)
-			must[compaction.Stats](t)(compaction.Clean(l, compaction.Config{}, t0))
+			must[compaction.Stats](t)(compaction.Clean(l, compaction.DefaultConfig(), t0))
 			after := readAll(t, l)
 			if len(after) != 3 {
 				t.Fatalf("%d records kept, want 3 (last of a, b, c)", len(after))
@@ -86,14 +86,15 @@ func TestCleanPreservesOffsetsTimestampsAndCodec(t *testing.T) {
 // the active segment, and segments at or past the upper bound (the high
 // watermark) keep their duplicates.
 func TestCleanStopsAtActiveSegmentAndUpperBound(t *testing.T) {
-	l := openLog(t, t.TempDir(), segment.Config{})
+	l := openLog(t, t.TempDir(), logConfig())
 	defer l.Close()
 	for range 3 { // three sealed segments, each a=..., then the active one
 		appendKV(t, l, record.CompressionNone, t0, rec("a", "x"), rec("a", "y"))
 		roll(t, l)
 	}
 	appendKV(t, l, record.CompressionNone, t0, rec("a", "z"), rec("a", "w"))
-	cfg := compaction.Config{UpperBound: func(*segment.Log) int64 { return 5 }} // inside the third segment [4, 6)
+	cfg := compaction.DefaultConfig()
+	cfg.UpperBound = func(*segment.Log) int64 { return 5 } // inside the third segment [4, 6)
 	st := must[compaction.Stats](t)(compaction.Clean(l, cfg, t0))
 	if st.FirstUncleanable != 4 || st.EndOffset != 4 {
 		t.Fatalf("first uncleanable %d, end %d; want 4 (the segment holding the bound)", st.FirstUncleanable, st.EndOffset)
@@ -111,13 +112,14 @@ func TestCleanStopsAtActiveSegmentAndUpperBound(t *testing.T) {
 // Kafka: min.compaction.lag.ms keeps segments whose largest timestamp is
 // newer than now - lag out of the cleaning.
 func TestMinCompactionLagHoldsNewSegments(t *testing.T) {
-	l := openLog(t, t.TempDir(), segment.Config{})
+	l := openLog(t, t.TempDir(), logConfig())
 	defer l.Close()
 	appendKV(t, l, record.CompressionNone, t0, rec("a", "1"), rec("a", "2"))
 	roll(t, l)
 	appendKV(t, l, record.CompressionNone, t0.Add(time.Hour), rec("a", "3"), rec("a", "4"))
 	roll(t, l)
-	cfg := compaction.Config{TopicConfig: compaction.TopicConfig{MinCompactionLag: 30 * time.Minute}}
+	cfg := compaction.DefaultConfig()
+	cfg.MinCompactionLag = 30 * time.Minute
 	st := must[compaction.Stats](t)(compaction.Clean(l, cfg, t0.Add(time.Hour+10*time.Minute)))
 	if st.FirstUncleanable != 2 {
 		t.Fatalf("first uncleanable %d, want 2 (the second segment is only 10 minutes old)", st.FirstUncleanable)
@@ -130,11 +132,11 @@ func TestMinCompactionLagHoldsNewSegments(t *testing.T) {
 // Kafka: keyless records in a compacted log are invalid and dropped
 // (stats.invalidMessage).
 func TestKeylessRecordsAreDropped(t *testing.T) {
-	l := openLog(t, t.TempDir(), segment.Config{})
+	l := openLog(t, t.TempDir(), logConfig())
 	defer l.Close()
 	appendKV(t, l, record.CompressionNone, t0, kv{Value: []byte("no key")}, rec("a", "1"))
 	roll(t, l)
-	st := must[compaction.Stats](t)(compaction.Clean(l, compaction.Config{}, t0))
+	st := must[compaction.Stats](t)(compaction.Clean(l, compaction.DefaultConfig(), t0))
 	if st.KeylessDropped != 1 || len(readAll(t, l)) != 1 {
 		t.Fatalf("keyless dropped %d, records left %d; want 1 and 1", st.KeylessDropped, len(readAll(t, l)))
 	}
@@ -145,7 +147,7 @@ func TestKeylessRecordsAreDropped(t *testing.T) {
 // sequence state survives; an earlier emptied batch of the same producer
 // goes.
 func TestEmptiedBatchOfProducerIsKept(t *testing.T) {
-	l := openLog(t, t.TempDir(), segment.Config{})
+	l := openLog(t, t.TempDir(), logConfig())
 	defer l.Close()
 	produce := func(seq int32, recs ...kv) {
 		b := record.NewBatchBuilder(record.CompressionNone)
@@ -160,7 +162,7 @@ func TestEmptiedBatchOfProducerIsKept(t *testing.T) {
 	appendKV(t, l, record.CompressionNone, t0, rec("a", "2"), rec("b", "2")) // 2, 3, no producer
 	appendKV(t, l, record.CompressionNone, t0, rec("c", "1"))                // 4
 	roll(t, l)
-	st := must[compaction.Stats](t)(compaction.Clean(l, compaction.Config{}, t0))
+	st := must[compaction.Stats](t)(compaction.Clean(l, compaction.DefaultConfig(), t0))
 	buf := must[[]byte](t)(l.ReadBytes(0, 1<<20))
 	var hs []record.BatchHeader
 	for p := 0; p < len(buf); {
@@ -184,7 +186,7 @@ func TestEmptiedBatchOfProducerIsKept(t *testing.T) {
 // the next pass continues from there.
 func TestFullMapCleansWhatItCoversAndContinues(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "t-0")
-	l := openLog(t, dir, segment.Config{})
+	l := openLog(t, dir, logConfig())
 	defer l.Close()
 	for i := range 40 { // 40 distinct keys, each written twice in a row
 		k := fmt.Sprint("k", i)
@@ -193,7 +195,9 @@ func TestFullMapCleansWhatItCoversAndContinues(t *testing.T) {
 			roll(t, l)
 		}
 	}
-	cfg := compaction.Config{DedupeBufferSize: 16 * 16, IOBufferLoadFactor: 0.9} // 16 slots: 14 keys
+	cfg := compaction.DefaultConfig()
+	cfg.DedupeBufferSize = 16 * 16
+	cfg.IOBufferLoadFactor = 0.9 // 16 slots: 14 keys
 	first := int64(0)
 	for pass := 0; ; pass++ {
 		st := must[compaction.Stats](t)(compaction.Clean(l, cfg, t0))
@@ -227,13 +231,15 @@ func TestGroupsMergeSegmentsUpToSegmentBytes(t *testing.T) {
 		segmentBytes int64
 		wantSegs     int
 	}{{1 << 20, 1}, {400, 4}} { // a segment here is one ~160-byte batch
-		l := openLog(t, t.TempDir(), segment.Config{SegmentBytes: tc.segmentBytes})
+		cfg := logConfig()
+		cfg.SegmentBytes = tc.segmentBytes
+		l := openLog(t, t.TempDir(), cfg)
 		for i := range 8 {
 			appendKV(t, l, record.CompressionNone, t0, rec(fmt.Sprint(i), "0123456789012345678901234567890123456789"),
 				rec(fmt.Sprint(i), "0123456789012345678901234567890123456789"))
 			roll(t, l)
 		}
-		st := must[compaction.Stats](t)(compaction.Clean(l, compaction.Config{}, t0))
+		st := must[compaction.Stats](t)(compaction.Clean(l, compaction.DefaultConfig(), t0))
 		if st.SegmentsRead != 8 || st.SegmentsWritten != tc.wantSegs || len(l.Segments()) != tc.wantSegs+1 {
 			t.Errorf("segment.bytes=%d: read %d, wrote %d, log has %d; want 8, %d and %d + active",
 				tc.segmentBytes, st.SegmentsRead, st.SegmentsWritten, len(l.Segments()), tc.wantSegs, tc.wantSegs)
@@ -244,19 +250,19 @@ func TestGroupsMergeSegmentsUpToSegmentBytes(t *testing.T) {
 
 // A second pass on a log being cleaned is refused.
 func TestCleanOnALogBeingCleanedIsRefused(t *testing.T) {
-	l := openLog(t, t.TempDir(), segment.Config{})
+	l := openLog(t, t.TempDir(), logConfig())
 	defer l.Close()
 	appendKV(t, l, record.CompressionNone, t0, rec("a", "1"))
 	roll(t, l)
 	if !compaction.Acquire(l) {
 		t.Fatal("acquire of an idle log failed")
 	}
-	_, err := compaction.Clean(l, compaction.Config{}, t0)
+	_, err := compaction.Clean(l, compaction.DefaultConfig(), t0)
 	compaction.Release(l)
 	if !errors.Is(err, compaction.ErrCleaningInProgress) {
 		t.Fatalf("Clean during another pass: %v, want ErrCleaningInProgress", err)
 	}
-	if _, err := compaction.Clean(l, compaction.Config{}, t0); err != nil {
+	if _, err := compaction.Clean(l, compaction.DefaultConfig(), t0); err != nil {
 		t.Fatalf("Clean after the other pass: %v", err)
 	}
 }

@@ -7,22 +7,25 @@ import (
 	"sync"
 	"time"
 
-	"github.com/varve/varve/retention"
 	"github.com/varve/varve/segment"
 )
 
-// Target is one log the Cleaner looks after.
+// Target is one log the Cleaner looks after: a log whose cleanup.policy
+// includes compact (the caller lists only those).
 type Target struct {
 	Log *segment.Log
-	// Retention is the log's cleanup.policy and delete-side settings. Logs
-	// without compact in their policy are ignored. For compact,delete the
-	// Cleaner applies retention.ms and retention.bytes after cleaning, and
-	// for compact alone the log-start-offset rule, as Kafka's cleaner
-	// threads do.
-	Retention retention.Policy
-	// Topic overrides the Config's topic-level settings for this log;
-	// nil, or a zero field, means the Config's.
+	// Topic replaces the Config's topic-level settings for this log; nil
+	// means the Config's TopicConfig.
 	Topic *TopicConfig
+	// Retain, if set, is called by a worker after each round, while no
+	// pass is cleaning the log, with the log's upper bound and the
+	// Cleaner's clock: Kafka's cleaner threads apply retention to the
+	// compacted logs after cleaning (LogCleanerManager.deletableLogs),
+	// the log-start-offset rule for compact and every rule for
+	// compact,delete. This package knows nothing of retention; a broker
+	// composes "clean, then delete" by passing retention.Enforce with the
+	// log's policy. An error is logged.
+	Retain func(l *segment.Log, upperBound int64, now time.Time) error
 }
 
 // Cleaner is Kafka's LogCleaner: log.cleaner.threads workers that each,
@@ -59,7 +62,7 @@ type Cleaner struct {
 // NewCleaner checks cfg and returns a Cleaner over the logs targets lists
 // (called at every round, so logs may come and go).
 func NewCleaner(cfg Config, targets func() []Target) (*Cleaner, error) {
-	cfg, err := cfg.withDefaults()
+	cfg, err := cfg.checked()
 	if err != nil {
 		return nil, err
 	}
@@ -154,10 +157,14 @@ func (c *Cleaner) grabFilthiest(now time.Time) (logToClean, TopicConfig, bool) {
 	var bestTopic TopicConfig
 	found := false
 	for _, t := range c.targets() {
-		if !t.Retention.CleanupPolicy.Compact() || c.skip(t.Log, now) {
+		if c.skip(t.Log, now) {
 			continue
 		}
-		topic := c.topicOf(t)
+		topic, err := c.topicOf(t)
+		if err != nil {
+			c.cfg.Logger.Error("log left uncleaned: its topic config is invalid", "dir", t.Log.Dir(), "err", err)
+			continue
+		}
 		ltc := examine(t.Log, topic, c.cfg.UpperBound(t.Log), now)
 		if ltc.eligible(topic.MinCleanableDirtyRatio) && (!found || ltc.ratio() > best.ratio()) {
 			best, bestTopic, found = ltc, topic, true
@@ -180,11 +187,12 @@ func (c *Cleaner) skip(l *segment.Log, now time.Time) bool {
 	return inProgress.logs[l]
 }
 
-func (c *Cleaner) topicOf(t Target) TopicConfig {
+// topicOf is the topic-level configuration t is cleaned with.
+func (c *Cleaner) topicOf(t Target) (TopicConfig, error) {
 	if t.Topic == nil {
-		return c.cfg.TopicConfig
+		return c.cfg.TopicConfig, nil
 	}
-	return t.Topic.merge(c.cfg.TopicConfig)
+	return *t.Topic, t.Topic.validate()
 }
 
 // afterClean logs the pass and marks the log uncleanable on an error
@@ -214,34 +222,21 @@ func (c *Cleaner) afterClean(ctx context.Context, l *segment.Log, s Stats, err e
 	}
 }
 
-// retainCompacted applies retention to the compacted logs no worker is
-// cleaning (LogCleanerManager.deletableLogs, then deleteOldSegments):
-// the log-start-offset rule for compact, all rules for compact,delete.
+// retainCompacted runs each target's Retain on the logs no worker is
+// cleaning (LogCleanerManager.deletableLogs, then deleteOldSegments).
 func (c *Cleaner) retainCompacted(ctx context.Context) {
 	now := c.cfg.Now()
 	for _, t := range c.targets() {
 		if ctx.Err() != nil {
 			return
 		}
-		if !t.Retention.CleanupPolicy.Compact() || c.retentionBackingOff(t.Log, now) || !acquire(t.Log) {
+		if t.Retain == nil || c.retentionBackingOff(t.Log, now) || !acquire(t.Log) {
 			continue
 		}
-		r, err := retention.Enforce(t.Log, t.Retention, c.cfg.UpperBound(t.Log), now)
+		err := t.Retain(t.Log, c.cfg.UpperBound(t.Log), now)
 		release(t.Log)
-		switch {
-		case err != nil && !errors.Is(err, segment.ErrClosed):
-			c.mu.Lock()
-			st := c.noRetention[t.Log].failed(now, c.cfg.Backoff, c.cfg.UncleanableRetry)
-			c.noRetention[t.Log] = st
-			c.mu.Unlock()
-			c.cfg.Logger.Error("retention of a compacted log failed", "dir", t.Log.Dir(),
-				"retry_after", st.delay, "failures", st.failures, "err", err)
-		case err == nil && c.retentionRecovered(t.Log):
-			c.cfg.Logger.Info("retention of a compacted log works again", "dir", t.Log.Dir())
-		}
-		if len(r.Deleted) > 0 {
-			c.cfg.Logger.Info("deleted segments of a compacted log by retention", "dir", t.Log.Dir(),
-				"segments", len(r.Deleted), "log_start_offset", r.StartOffset)
+		if err != nil && !errors.Is(err, segment.ErrClosed) {
+			c.cfg.Logger.Error("retention of a compacted log failed", "dir", t.Log.Dir(), "err", err)
 		}
 	}
 }

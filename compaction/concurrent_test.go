@@ -10,7 +10,6 @@ import (
 
 	"github.com/varve/varve/compaction"
 	"github.com/varve/varve/record"
-	"github.com/varve/varve/retention"
 	"github.com/varve/varve/segment"
 )
 
@@ -29,7 +28,10 @@ import (
 // fail with a raw "file already closed" instead of being retried or
 // reported as out of range.)
 func TestReaderSeesConsistentLogDuringRetentionAndCompaction(t *testing.T) {
-	l := openLog(t, t.TempDir(), segment.Config{SegmentBytes: 2048, FileDeleteDelay: time.Minute})
+	cfg := logConfig()
+	cfg.SegmentBytes = 2048
+	cfg.FileDeleteDelay = time.Minute
+	l := openLog(t, t.TempDir(), cfg)
 	defer l.Close()
 	w := &writer{l: l, recs: map[int64]kv{}}
 	for range 200 {
@@ -63,7 +65,10 @@ func TestReaderSeesConsistentLogDuringRetentionAndCompaction(t *testing.T) {
 		run(func() error { return sweep(l, w, &sweeps, &outOfRange) })
 	}
 	run(func() error { // compaction
-		_, err := compaction.Clean(l, compaction.Config{DedupeBufferSize: 64 * 16, Logger: quiet}, clock())
+		cc := compaction.DefaultConfig()
+		cc.DedupeBufferSize = 64 * 16
+		cc.Logger = quiet
+		_, err := compaction.Clean(l, cc, clock())
 		if errors.Is(err, compaction.ErrSegmentsChanged) {
 			changed.Add(1)
 			return nil
@@ -79,8 +84,7 @@ func TestReaderSeesConsistentLogDuringRetentionAndCompaction(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		p := retention.Policy{CleanupPolicy: retention.CleanupCompact | retention.CleanupDelete, RetentionMs: 60 * time.Minute}
-		if _, err := retention.Enforce(l, p, l.EndOffset(), clock()); err != nil {
+		if err := deleteOlderThan(l, clock().Add(-60*time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -192,4 +196,20 @@ func nextOffset(buf []byte, off int64) (int64, error) {
 		return next, fmt.Errorf("read at %d returned no batch", off)
 	}
 	return next, nil
+}
+
+// deleteOlderThan is retention.ms as a retention pass applies it (package
+// retention is a sibling this package does not import): it deletes the
+// sealed segments, oldest first, whose records are all older than cutoff.
+func deleteOlderThan(l *segment.Log, cutoff time.Time) error {
+	segs := l.Segments()
+	n := 0
+	for n < len(segs)-1 && segs[n].LargestTimestamp < cutoff.UnixMilli() {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	_, err := l.DeleteSegmentsBefore(segs[n-1].NextOffset)
+	return err
 }

@@ -34,56 +34,77 @@ const (
 )
 
 // TopicConfig holds the topic-level settings of compaction, which may
-// differ per log (a Target can override them). A zero field means the
-// Config's value, and there a zero field means Kafka's default.
+// differ per log (a Target can replace them). Every field means what it
+// says, zero included: start from DefaultTopicConfig.
 type TopicConfig struct {
 	// MinCleanableDirtyRatio is min.cleanable.dirty.ratio: the Cleaner
 	// picks a log only when dirty bytes / (clean + dirty bytes) exceed it
-	// (or max.compaction.lag.ms forces it). Default 0.5; for "any dirty
-	// byte", use a tiny positive value.
+	// (or max.compaction.lag.ms forces it); 0 picks a log with any dirty
+	// byte. Kafka's default is 0.5.
 	MinCleanableDirtyRatio float64
 	// MinCompactionLag is min.compaction.lag.ms: a segment whose largest
-	// timestamp is newer than now minus this is not cleaned. Default 0.
+	// timestamp is newer than now minus this is not cleaned. Kafka's
+	// default is 0.
 	MinCompactionLag time.Duration
 	// MaxCompactionLag is max.compaction.lag.ms: a log whose oldest dirty
 	// segment's first batch is older than now minus this is cleaned
-	// whatever its dirty ratio. Default unlimited.
+	// whatever its dirty ratio. Kafka's default, Long.MAX_VALUE, is
+	// DefaultMaxCompactionLag; it must be positive.
 	MaxCompactionLag time.Duration
 	// DeleteRetention is delete.retention.ms: a tombstone stays at least
 	// this long after the first cleaning that saw it (the batch's delete
-	// horizon). Default 24 h; the horizon has millisecond precision.
+	// horizon); 0 lets the next cleaning remove it. Kafka's default is
+	// 24 h; the horizon has millisecond precision.
 	DeleteRetention time.Duration
 }
 
+// DefaultTopicConfig is Kafka's topic-level compaction defaults.
+func DefaultTopicConfig() TopicConfig {
+	return TopicConfig{
+		MinCleanableDirtyRatio: DefaultMinCleanableDirtyRatio,
+		MinCompactionLag:       DefaultMinCompactionLag,
+		MaxCompactionLag:       DefaultMaxCompactionLag,
+		DeleteRetention:        DefaultDeleteRetention,
+	}
+}
+
 // Config is the cleaner's configuration: the topic-level defaults plus
-// the broker-level log.cleaner.* settings. A zero field means Kafka's
-// default.
+// the broker-level log.cleaner.* settings. Every Kafka setting means what
+// it says, zero included: start from DefaultConfig and set what differs.
+// Only the fields below that are not Kafka settings take a default when
+// nil.
 type Config struct {
 	TopicConfig
 
 	// DedupeBufferSize is log.cleaner.dedupe.buffer.size: the memory of
 	// the offset maps of all threads together; each thread's map holds
-	// DedupeBufferSize / Threads bytes (at most 2 GiB). Default 128 MiB.
+	// DedupeBufferSize / Threads bytes (at most 2 GiB), at least two
+	// slots. Kafka's default is 128 MiB.
 	DedupeBufferSize int64
 	// IOBufferLoadFactor is log.cleaner.io.buffer.load.factor: the share
-	// of the map's slots a pass fills before it stops. Default 0.9.
+	// of the map's slots a pass fills before it stops, in (0, 1]. Kafka's
+	// default is 0.9.
 	IOBufferLoadFactor float64
 	// IOBufferSize is log.cleaner.io.buffer.size: the I/O buffers of all
 	// threads together; each thread reads in chunks of IOBufferSize /
-	// Threads / 2 bytes (at least 64 KiB), grown to fit a larger batch.
-	// Default 512 KiB.
+	// Threads / 2 bytes (at least 64 KiB, also when IOBufferSize is 0),
+	// grown to fit a larger batch. Kafka's default is 512 KiB.
 	IOBufferSize int
-	// Threads is log.cleaner.threads: the Cleaner's workers. Default 1.
+	// Threads is log.cleaner.threads: the Cleaner's workers, at least 1
+	// (Kafka's 0, no cleaner, is a broker not making one). Kafka's
+	// default is 1.
 	Threads int
 	// MaxIOBytesPerSecond is log.cleaner.io.max.bytes.per.second: reads
-	// and writes of all threads together are throttled to this rate.
-	// Default unlimited.
+	// and writes of all threads together are throttled to this rate,
+	// which must be positive. Kafka's default, Double.MAX_VALUE
+	// (Unthrottled), turns the throttle off.
 	MaxIOBytesPerSecond float64
 	// Backoff is log.cleaner.backoff.ms: how long a worker sleeps when no
-	// log needs cleaning. Default 15 s.
+	// log needs cleaning. Kafka's default is 15 s.
 	Backoff time.Duration
 	// UncleanableRetry is how long the Cleaner leaves a log alone after a
-	// cleaning failed. Default 10 minutes. Not a Kafka setting.
+	// cleaning failed; 0 retries it at the next round. Not a Kafka
+	// setting; DefaultConfig has DefaultUncleanableRetry.
 	UncleanableRetry time.Duration
 
 	// UpperBound gives the offset cleaning must stay below (a broker
@@ -101,16 +122,28 @@ type Config struct {
 	OnClean func(l *segment.Log, s Stats, err error)
 }
 
-// withDefaults returns c with zero fields set to Kafka's defaults, or an
-// error naming the first invalid setting.
-func (c Config) withDefaults() (Config, error) {
-	c.TopicConfig = c.TopicConfig.withDefaults()
-	setDefault(&c.DedupeBufferSize, DefaultDedupeBufferSize)
-	setDefault(&c.IOBufferLoadFactor, DefaultIOBufferLoadFactor)
-	setDefault(&c.IOBufferSize, DefaultIOBufferSize)
-	setDefault(&c.Threads, DefaultThreads)
-	setDefault(&c.Backoff, DefaultBackoff)
-	setDefault(&c.UncleanableRetry, DefaultUncleanableRetry)
+// Unthrottled, as MaxIOBytesPerSecond, turns the throttle off: Kafka's
+// Double.MAX_VALUE, the default of log.cleaner.io.max.bytes.per.second.
+const Unthrottled = math.MaxFloat64
+
+// DefaultConfig is Kafka's defaults for the topic-level settings and
+// log.cleaner.*, with the UncleanableRetry of DefaultUncleanableRetry.
+func DefaultConfig() Config {
+	return Config{
+		TopicConfig:         DefaultTopicConfig(),
+		DedupeBufferSize:    DefaultDedupeBufferSize,
+		IOBufferLoadFactor:  DefaultIOBufferLoadFactor,
+		IOBufferSize:        DefaultIOBufferSize,
+		Threads:             DefaultThreads,
+		MaxIOBytesPerSecond: Unthrottled,
+		Backoff:             DefaultBackoff,
+		UncleanableRetry:    DefaultUncleanableRetry,
+	}
+}
+
+// checked returns c with its nil hooks set, or an error naming the first
+// invalid setting.
+func (c Config) checked() (Config, error) {
 	if c.UpperBound == nil {
 		c.UpperBound = (*segment.Log).EndOffset
 	}
@@ -121,30 +154,6 @@ func (c Config) withDefaults() (Config, error) {
 		c.Logger = slog.Default()
 	}
 	return c, c.validate()
-}
-
-// withDefaults fills zero fields with Kafka's defaults.
-func (t TopicConfig) withDefaults() TopicConfig {
-	setDefault(&t.MinCleanableDirtyRatio, DefaultMinCleanableDirtyRatio)
-	setDefault(&t.MaxCompactionLag, DefaultMaxCompactionLag)
-	setDefault(&t.DeleteRetention, DefaultDeleteRetention)
-	return t
-}
-
-// merge returns t with its zero fields taken from base.
-func (t TopicConfig) merge(base TopicConfig) TopicConfig {
-	setDefault(&t.MinCleanableDirtyRatio, base.MinCleanableDirtyRatio)
-	setDefault(&t.MinCompactionLag, base.MinCompactionLag)
-	setDefault(&t.MaxCompactionLag, base.MaxCompactionLag)
-	setDefault(&t.DeleteRetention, base.DeleteRetention)
-	return t
-}
-
-func setDefault[T comparable](v *T, def T) {
-	var zero T
-	if *v == zero {
-		*v = def
-	}
 }
 
 func (c Config) validate() error {
@@ -163,8 +172,10 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: log.cleaner.io.buffer.load.factor=%v must be in (0, 1]", ErrInvalidConfig, c.IOBufferLoadFactor)
 	case c.IOBufferSize < 0:
 		return fmt.Errorf("%w: log.cleaner.io.buffer.size=%d must not be negative", ErrInvalidConfig, c.IOBufferSize)
-	case c.MaxIOBytesPerSecond < 0:
-		return fmt.Errorf("%w: log.cleaner.io.max.bytes.per.second=%v must not be negative", ErrInvalidConfig, c.MaxIOBytesPerSecond)
+	case !(c.MaxIOBytesPerSecond > 0):
+		return fmt.Errorf("%w: log.cleaner.io.max.bytes.per.second=%v must be positive (Unthrottled for no limit)", ErrInvalidConfig, c.MaxIOBytesPerSecond)
+	case c.UncleanableRetry < 0:
+		return fmt.Errorf("%w: uncleanable retry %v must not be negative", ErrInvalidConfig, c.UncleanableRetry)
 	case c.Backoff < 0:
 		return fmt.Errorf("%w: log.cleaner.backoff.ms=%v must not be negative", ErrInvalidConfig, c.Backoff)
 	}
@@ -177,8 +188,8 @@ func (t TopicConfig) validate() error {
 		return fmt.Errorf("%w: min.cleanable.dirty.ratio=%v must be in [0, 1]", ErrInvalidConfig, t.MinCleanableDirtyRatio)
 	case t.MinCompactionLag < 0:
 		return fmt.Errorf("%w: min.compaction.lag.ms=%v must not be negative", ErrInvalidConfig, t.MinCompactionLag)
-	case t.MaxCompactionLag < 0:
-		return fmt.Errorf("%w: max.compaction.lag.ms=%v must not be negative", ErrInvalidConfig, t.MaxCompactionLag)
+	case t.MaxCompactionLag <= 0:
+		return fmt.Errorf("%w: max.compaction.lag.ms=%v must be positive", ErrInvalidConfig, t.MaxCompactionLag)
 	case t.DeleteRetention < 0:
 		return fmt.Errorf("%w: delete.retention.ms=%v must not be negative", ErrInvalidConfig, t.DeleteRetention)
 	}

@@ -50,7 +50,9 @@ func TestCrashAtEveryStepOfTheSwap(t *testing.T) {
 // duplicates across segments, tombstones and mixed codecs, plus an
 // active segment, and closes the log.
 func writeCrashLog(t *testing.T, dir string, segmentBytes int64) {
-	l := openLog(t, dir, segment.Config{SegmentBytes: segmentBytes})
+	cfg := logConfig()
+	cfg.SegmentBytes = segmentBytes
+	l := openLog(t, dir, cfg)
 	codecs := []record.Compression{record.CompressionNone, record.CompressionLZ4, record.CompressionZstd}
 	for s := range 6 {
 		for b := range 4 {
@@ -77,7 +79,9 @@ func writeCrashLog(t *testing.T, dir string, segmentBytes int64) {
 func snapshotRecords(t *testing.T, seed string, segmentBytes int64) []stored {
 	dir := filepath.Join(t.TempDir(), "copy-0")
 	segmenttest.CopyDir(t, seed, dir)
-	l := openLog(t, dir, segment.Config{SegmentBytes: segmentBytes})
+	cfg := logConfig()
+	cfg.SegmentBytes = segmentBytes
+	l := openLog(t, dir, cfg)
 	defer l.Close()
 	return readAll(t, l)
 }
@@ -90,12 +94,18 @@ func cleanCopy(t *testing.T, seed string, segmentBytes int64, failAfter int) ([]
 	dir := filepath.Join(t.TempDir(), "crash-0")
 	segmenttest.CopyDir(t, seed, dir)
 	fs := segmenttest.NewFaultFS()
-	l := openLog(t, dir, segment.Config{SegmentBytes: segmentBytes, FS: fs, FileDeleteDelay: time.Millisecond})
+	cfg := logConfig()
+	cfg.SegmentBytes = segmentBytes
+	cfg.FS = fs
+	cfg.FileDeleteDelay = time.Millisecond
+	l := openLog(t, dir, cfg)
 	before := len(fs.Ops())
 	if failAfter >= 0 {
 		fs.FailOpsAfter(int64(failAfter))
 	}
-	st, err := compaction.Clean(l, compaction.Config{Logger: quiet}, t0)
+	cc := compaction.DefaultConfig()
+	cc.Logger = quiet
+	st, err := compaction.Clean(l, cc, t0)
 	if failAfter < 0 && err != nil {
 		t.Fatalf("pass without faults: %v", err)
 	}
@@ -104,7 +114,9 @@ func cleanCopy(t *testing.T, seed string, segmentBytes int64, failAfter int) ([]
 	if err := fs.Crash(); err != nil { // l is abandoned, never closed
 		t.Fatal(err)
 	}
-	l2 := openLog(t, dir, segment.Config{SegmentBytes: segmentBytes})
+	cfg = logConfig()
+	cfg.SegmentBytes = segmentBytes
+	l2 := openLog(t, dir, cfg)
 	defer l2.Close()
 	for _, suffix := range []string{segment.CleanedSuffix, segment.SwapSuffix} {
 		if left := filesWithSuffix(t, dir, suffix); len(left) > 0 {

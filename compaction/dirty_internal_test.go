@@ -16,7 +16,9 @@ var t0 = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 // and an empty active one.
 func fourSegments(t *testing.T) *segment.Log {
 	t.Helper()
-	l, err := segment.Open(filepath.Join(t.TempDir(), "d-0"), segment.Config{Logger: slog.New(slog.DiscardHandler)})
+	cfg := segment.DefaultConfig()
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	l, err := segment.Open(filepath.Join(t.TempDir(), "d-0"), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +54,7 @@ func TestExamineFirstDirtyAndRatio(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		c := examine(l, TopicConfig{}.withDefaults(), l.EndOffset(), t0)
+		c := examine(l, DefaultTopicConfig(), l.EndOffset(), t0)
 		if c.firstDirty != tc.firstDirty || c.firstUncleanable != 4 || c.ratio() != tc.ratio {
 			t.Errorf("checkpoint %d: first dirty %d, first uncleanable %d, ratio %v; want %d, 4, %v",
 				tc.checkpoint, c.firstDirty, c.firstUncleanable, c.ratio(), tc.firstDirty, tc.ratio)
@@ -68,14 +70,16 @@ func TestExamineFirstDirtyAndRatio(t *testing.T) {
 // upper bound (high watermark) stops cleaning at the segment holding it.
 func TestExamineFirstUncleanable(t *testing.T) {
 	l := fourSegments(t) // segment i has timestamp t0 + i hours
-	lag := TopicConfig{MinCompactionLag: 90 * time.Minute}.withDefaults()
+	lag := DefaultTopicConfig()
+	lag.MinCompactionLag = 90 * time.Minute
 	if c := examine(l, lag, l.EndOffset(), t0.Add(3*time.Hour)); c.firstUncleanable != 2 {
 		t.Errorf("with a 90 min lag at t0+3h: first uncleanable %d, want 2 (segments 2 and 3 are too new)", c.firstUncleanable)
 	}
-	if c := examine(l, TopicConfig{}.withDefaults(), 1, t0); c.firstUncleanable != 1 {
+	if c := examine(l, DefaultTopicConfig(), 1, t0); c.firstUncleanable != 1 {
 		t.Errorf("with upper bound 1: first uncleanable %d, want 1", c.firstUncleanable)
 	}
-	maxLag := TopicConfig{MaxCompactionLag: time.Hour}.withDefaults()
+	maxLag := DefaultTopicConfig()
+	maxLag.MaxCompactionLag = time.Hour
 	if c := examine(l, maxLag, l.EndOffset(), t0.Add(2*time.Hour)); !c.needNow {
 		t.Error("the first dirty segment is 2 h old with a 1 h max.compaction.lag.ms: cleaning must be forced")
 	}

@@ -3,12 +3,14 @@
 // tombstones once their delete horizon has passed, and merges small
 // segments, rewriting sealed segments and swapping them in crash-safely.
 //
-//	l, _ := segment.Open(dir, segment.Config{})
-//	st, err := compaction.Clean(l, compaction.Config{}, time.Now()) // one pass
-//	fmt.Print(st)                                                   // what it did
+//	l, _ := segment.Open(dir, segment.DefaultConfig())
+//	st, err := compaction.Clean(l, compaction.DefaultConfig(), time.Now()) // one pass
+//	fmt.Print(st)                                                          // what it did
 //
-//	c, _ := compaction.NewCleaner(compaction.Config{Threads: 2}, func() []compaction.Target {
-//		return []compaction.Target{{Log: l, Retention: retention.Policy{CleanupPolicy: retention.CleanupCompact}}}
+//	cfg := compaction.DefaultConfig() // Kafka's log.cleaner.* and topic defaults
+//	cfg.Threads = 2
+//	c, _ := compaction.NewCleaner(cfg, func() []compaction.Target {
+//		return []compaction.Target{{Log: l, Retain: retainFn}} // the compacted logs
 //	})
 //	c.Start(ctx) // log.cleaner.threads workers over many logs
 //	defer c.Stop()
@@ -61,6 +63,19 @@
 // groups is as safe as a crash within one. A pass that finds a segment it
 // planned to rewrite gone or replaced (retention, truncation) stops with
 // ErrSegmentsChanged and the next pass starts over.
+//
+// # Configuration
+//
+// A Config is taken as given, zero included, as Kafka takes its settings:
+// min.cleanable.dirty.ratio=0 cleans a log with any dirty byte,
+// delete.retention.ms=0 lets the next cleaning drop a tombstone,
+// log.cleaner.io.buffer.size=0 reads in the smallest chunk. DefaultConfig
+// (and DefaultTopicConfig) are Kafka's defaults; start from them. A zero
+// where Kafka allows none (log.cleaner.threads, the dedupe buffer, the
+// load factor, max.compaction.lag.ms, the I/O rate, whose "unlimited" is
+// Unthrottled) fails NewCleaner and Clean with ErrInvalidConfig. A
+// Target's Topic, when set, replaces the Config's topic-level settings
+// whole.
 //
 // # Files
 //
@@ -115,10 +130,14 @@
 // with the highest dirty ratio (cleanable bytes / (clean + cleanable
 // bytes)) that exceeds min.cleanable.dirty.ratio, or whose oldest dirty
 // segment's first batch is older than max.compaction.lag.ms; then it
-// applies retention to the compacted logs (retention.Enforce: the
-// log-start-offset rule for compact, all rules for compact,delete, as
-// Kafka's cleaner threads do); with nothing to clean it sleeps
-// log.cleaner.backoff.ms. The reads and writes of all workers share one
+// calls each Target's Retain, so the caller can apply retention to the
+// compacted logs as Kafka's cleaner threads do (the log-start-offset rule
+// for compact, all rules for compact,delete); with nothing to clean it
+// sleeps log.cleaner.backoff.ms. This package does not import retention,
+// nor retention this one: they are siblings over segment, and package
+// cluster composes "clean, then delete" by passing retention.Enforce as
+// Retain. The Targets are the compacted logs: the caller filters on
+// cleanup.policy (segment.CleanupPolicy). The reads and writes of all workers share one
 // log.cleaner.io.max.bytes.per.second throttle (Kafka's Throttler: the
 // rate is checked every 300 ms and the caller sleeps off any excess).
 // A pass that fails marks its log uncleanable for UncleanableRetry

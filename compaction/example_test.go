@@ -9,7 +9,6 @@ import (
 
 	"github.com/varve/varve/compaction"
 	"github.com/varve/varve/record"
-	"github.com/varve/varve/retention"
 	"github.com/varve/varve/segment"
 )
 
@@ -17,7 +16,7 @@ import (
 func ExampleClean() {
 	root, _ := os.MkdirTemp("", "example")
 	defer os.RemoveAll(root)
-	l, err := segment.Open(filepath.Join(root, "users-0"), segment.Config{})
+	l, err := segment.Open(filepath.Join(root, "users-0"), segment.DefaultConfig())
 	if err != nil {
 		panic(err)
 	}
@@ -34,7 +33,7 @@ func ExampleClean() {
 	l.Append(batch)
 	l.Roll() // the active segment is never cleaned
 
-	st, err := compaction.Clean(l, compaction.Config{}, time.Now())
+	st, err := compaction.Clean(l, compaction.DefaultConfig(), time.Now())
 	if err != nil {
 		panic(err)
 	}
@@ -49,12 +48,13 @@ func ExampleClean() {
 	// kept 2 of 4 records
 }
 
-// Clean many logs in the background, the way a broker does, with
-// retention for the compact,delete ones.
+// Clean many logs in the background, the way a broker does. (A broker
+// also sets each Target's Retain to apply retention after cleaning; see
+// the package documentation.)
 func ExampleCleaner() {
 	root, _ := os.MkdirTemp("", "example")
 	defer os.RemoveAll(root)
-	l, _ := segment.Open(filepath.Join(root, "prices-0"), segment.Config{})
+	l, _ := segment.Open(filepath.Join(root, "prices-0"), segment.DefaultConfig())
 	defer l.Close()
 	for _, v := range []string{"10", "11", "12"} {
 		b := record.NewBatchBuilder(record.CompressionNone)
@@ -64,9 +64,8 @@ func ExampleCleaner() {
 		l.Roll()
 	}
 
-	policy := retention.Policy{CleanupPolicy: retention.CleanupCompact | retention.CleanupDelete, RetentionMs: 7 * 24 * time.Hour}
-	c, err := compaction.NewCleaner(compaction.Config{Threads: 1}, func() []compaction.Target {
-		return []compaction.Target{{Log: l, Retention: policy}}
+	c, err := compaction.NewCleaner(compaction.DefaultConfig(), func() []compaction.Target {
+		return []compaction.Target{{Log: l}}
 	})
 	if err != nil {
 		panic(err)

@@ -16,8 +16,9 @@ import (
 // does not change. The clock is injected: each pass gets its time.
 func TestTombstoneHorizon(t *testing.T) {
 	const retention = time.Hour
-	cfg := compaction.Config{TopicConfig: compaction.TopicConfig{DeleteRetention: retention}}
-	l := openLog(t, t.TempDir(), segment.Config{})
+	cfg := compaction.DefaultConfig()
+	cfg.DeleteRetention = retention
+	l := openLog(t, t.TempDir(), logConfig())
 	defer l.Close()
 	appendKV(t, l, record.CompressionNone, t0, rec("k", "v"))
 	appendKV(t, l, record.CompressionZstd, t0.Add(time.Second), tomb("k"), rec("other", "1"))

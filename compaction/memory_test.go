@@ -10,7 +10,6 @@ import (
 
 	"github.com/varve/varve/compaction"
 	"github.com/varve/varve/record"
-	"github.com/varve/varve/segment"
 )
 
 // Kafka sizes the offset map by log.cleaner.dedupe.buffer.size whatever
@@ -26,7 +25,9 @@ func TestPassMemoryIsBoundedByDedupeBuffer(t *testing.T) {
 		perBatch = 1000
 		slack    = 6 << 20 // the small constant allowed on top of the map
 	)
-	l := openLog(t, t.TempDir(), segment.Config{SegmentBytes: 4 << 20})
+	cfg := logConfig()
+	cfg.SegmentBytes = 4 << 20
+	l := openLog(t, t.TempDir(), cfg)
 	defer l.Close()
 	b := record.NewBatchBuilder(record.CompressionNone)
 	for i := 0; i < keys; i += perBatch {
@@ -63,7 +64,10 @@ func TestPassMemoryIsBoundedByDedupeBuffer(t *testing.T) {
 			}
 		}
 	}()
-	st, err := compaction.Clean(l, compaction.Config{DedupeBufferSize: dedupe, Logger: quiet}, t0)
+	cc := compaction.DefaultConfig()
+	cc.DedupeBufferSize = dedupe
+	cc.Logger = quiet
+	st, err := compaction.Clean(l, cc, t0)
 	close(done)
 	<-sampled
 	if err != nil {

@@ -49,7 +49,8 @@ func TestCompactionAgainstModel(t *testing.T) {
 		}
 		defer os.RemoveAll(root)
 		dir := filepath.Join(root, "model-0")
-		segCfg := segment.Config{SegmentBytes: int64(rapid.IntRange(300, 3000).Draw(rt, "segment.bytes"))}
+		segCfg := logConfig()
+		segCfg.SegmentBytes = int64(rapid.IntRange(300, 3000).Draw(rt, "segment.bytes"))
 		l := openLog(rt, dir, segCfg)
 		defer func() { l.Close() }()
 		m := &model{recs: map[int64]kv{}, ts: map[int64]int64{}}
@@ -101,11 +102,10 @@ func appendRandom(rt *rapid.T, l *segment.Log, m *model, clock time.Time) {
 }
 
 func cleanRandom(rt *rapid.T, l *segment.Log, clock time.Time) {
-	cfg := compaction.Config{
-		TopicConfig:      compaction.TopicConfig{DeleteRetention: propRetention},
-		DedupeBufferSize: int64(rapid.IntRange(4, 64).Draw(rt, "map slots")) * 16,
-		Logger:           quiet,
-	}
+	cfg := compaction.DefaultConfig()
+	cfg.DeleteRetention = propRetention
+	cfg.DedupeBufferSize = int64(rapid.IntRange(4, 64).Draw(rt, "map slots")) * 16
+	cfg.Logger = quiet
 	if _, err := compaction.Clean(l, cfg, clock); err != nil {
 		rt.Fatalf("clean: %v", err)
 	}

@@ -17,7 +17,7 @@ const throttleCheckInterval = 300 * time.Millisecond
 // the caller sleeps long enough to bring it down. The sleep happens under
 // the lock, so every thread waits: the limit is on the total.
 type throttler struct {
-	rate  float64 // bytes per second; <= 0 means unlimited
+	rate  float64 // bytes per second; Unthrottled (or <= 0) means unlimited
 	now   func() time.Time
 	sleep func(context.Context, time.Duration)
 
@@ -35,7 +35,7 @@ func newThrottler(rate float64, now func() time.Time) *throttler {
 
 // maybeThrottle accounts for n bytes and sleeps if the rate is too high.
 func (t *throttler) maybeThrottle(ctx context.Context, n int) {
-	if t == nil || t.rate <= 0 || n <= 0 {
+	if t == nil || t.rate <= 0 || t.rate >= Unthrottled || n <= 0 {
 		return
 	}
 	t.mu.Lock()

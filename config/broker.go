@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/varve/varve/record"
-	"github.com/varve/varve/retention"
+	"github.com/varve/varve/segment"
 )
 
 // Broker is a node's configuration: one typed field per property the node
@@ -68,10 +68,10 @@ type Broker struct {
 	NumRecoveryThreadsPerDataDir            int                  // num.recovery.threads.per.data.dir
 
 	// Retention.
-	LogRetentionMs              Millis                  // log.retention.ms (default: .minutes, then .hours; -1 unlimited)
-	LogRetentionBytes           int64                   // log.retention.bytes
-	LogRetentionCheckIntervalMs Millis                  // log.retention.check.interval.ms
-	LogCleanupPolicy            retention.CleanupPolicy // log.cleanup.policy
+	LogRetentionMs              Millis                // log.retention.ms (default: .minutes, then .hours; -1 unlimited)
+	LogRetentionBytes           int64                 // log.retention.bytes
+	LogRetentionCheckIntervalMs Millis                // log.retention.check.interval.ms
+	LogCleanupPolicy            segment.CleanupPolicy // log.cleanup.policy
 
 	// The log cleaner (compaction).
 	LogCleanerEnable              bool    // log.cleaner.enable

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/varve/varve/record"
-	"github.com/varve/varve/retention"
+	"github.com/varve/varve/segment"
 )
 
 func mustParse(t *testing.T, props map[string]string) *Broker {
@@ -354,7 +354,7 @@ func TestBrokerTypedFields(t *testing.T) {
 	if b.Listeners[0].Addr() != "[::1]:9092" {
 		t.Errorf("Addr = %q", b.Listeners[0].Addr())
 	}
-	if b.LogCleanupPolicy != retention.CleanupDelete|retention.CleanupCompact || get(t, b, "log.cleanup.policy") != "compact,delete" {
+	if b.LogCleanupPolicy != segment.CleanupDelete|segment.CleanupCompact || get(t, b, "log.cleanup.policy") != "compact,delete" {
 		t.Errorf("log.cleanup.policy = %v", b.LogCleanupPolicy)
 	}
 	if b.LogMessageTimestampType != record.TimestampLogAppendTime || b.AutoCreateTopicsEnable {

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"math"
 	"time"
 
 	"github.com/varve/varve/compaction"
@@ -10,64 +9,51 @@ import (
 	"github.com/varve/varve/segment"
 )
 
-// The storage packages read a zero field as "Kafka's default". Where
-// Kafka gives 0 its own meaning, the conversions below pick the nearest
-// value the storage packages can express; each case says so.
+// The conversions from properties to the storage packages' configs.
+// Those packages take every value as given, zero included, so each
+// property maps onto its field one to one; the cases below are only
+// where Kafka's value does not fit the field's type (Long.MAX_VALUE
+// milliseconds past a time.Duration) or Kafka derives one setting from
+// another. The broker's other conversions (net, replica, group) are in
+// package cluster: config sits below those packages (see doc.go).
 
 // SegmentConfig maps the segment-level settings onto segment.Config:
 // segment.bytes, segment.ms (capped by max.compaction.lag.ms on a
 // compacted topic, as Kafka's LogConfig.maxSegmentMs), segment.jitter.ms,
 // index.interval.bytes, segment.index.bytes, flush.messages, flush.ms,
-// max.message.bytes and file.delete.delay.ms. FS, Logger, Now and Managed
-// are left for the caller.
+// max.message.bytes and file.delete.delay.ms. ProducerIDExpiration is
+// segment's default (producer.id.expiration.ms is a broker property:
+// Broker.LogConfig sets it); FS, Logger, Now, OnFlush and Managed are
+// left for the caller.
 func (t Topic) SegmentConfig() segment.Config {
 	t = t.resolved()
-	c := segment.Config{
-		SegmentBytes:       int64(t.segmentBytes),
-		SegmentMs:          t.segmentMs.Duration(),
-		SegmentJitterMs:    t.segmentJitterMs.Duration(),
-		IndexIntervalBytes: t.indexIntervalBytes,
-		SegmentIndexBytes:  t.segmentIndexBytes,
-		FlushMessages:      t.flushMessages,
-		FlushMs:            flushInterval(t.flushMs),
-		MaxMessageBytes:    t.maxMessageBytes,
-		FileDeleteDelay:    t.fileDeleteDelayMs.Duration(),
-	}
+	c := segment.DefaultConfig()
+	c.SegmentBytes = int64(t.segmentBytes)
+	c.SegmentMs = t.segmentMs.Duration()
+	c.SegmentJitterMs = t.segmentJitterMs.Duration()
+	c.IndexIntervalBytes = t.indexIntervalBytes
+	c.SegmentIndexBytes = t.segmentIndexBytes
+	c.FlushMessages = t.flushMessages
+	c.FlushMs = t.flushMs.Duration()
+	c.MaxMessageBytes = t.maxMessageBytes
+	c.FileDeleteDelay = t.fileDeleteDelayMs.Duration()
 	if t.cleanupPolicy.Compact() && t.maxCompactionLagMs < t.segmentMs {
 		c.SegmentMs = t.maxCompactionLagMs.Duration()
-	}
-	// Kafka's index.interval.bytes=0 indexes every batch; segment reads 0
-	// as 4096, and 1 indexes every batch (a batch is at least 61 bytes).
-	if c.IndexIntervalBytes == 0 {
-		c.IndexIntervalBytes = 1
-	}
-	// flush.ms=0: no message may wait for a flush, so flush on every
-	// append (segment reads FlushMs 0 as "never").
-	if t.flushMs == 0 {
-		c.FlushMessages = 1
-	}
-	// file.delete.delay.ms=0: delete at once (segment reads 0 as 60 s).
-	if c.FileDeleteDelay == 0 {
-		c.FileDeleteDelay = time.Nanosecond
 	}
 	return c
 }
 
-// flushInterval is flush.ms for segment.Config: 0 (never) for Kafka's
-// Long.MAX_VALUE and anything past time.Duration's range.
-func flushInterval(ms Millis) time.Duration {
-	if d := ms.Duration(); d > 0 && d < math.MaxInt64 {
-		return d
-	}
-	return 0
+// LogConfig is a topic's segment.Config on this broker: SegmentConfig
+// plus producer.id.expiration.ms.
+func (b *Broker) LogConfig(t Topic) segment.Config {
+	c := t.SegmentConfig()
+	c.ProducerIDExpiration = b.ProducerIDExpirationMs.Duration()
+	return c
 }
 
 // RetentionPolicy maps cleanup.policy, retention.ms and retention.bytes
-// onto retention.Policy. Kafka's -1 is retention.Unlimited. Kafka's
-// retention.ms=0 becomes 1 ns, which retention compares in whole
-// milliseconds as 0. Kafka's retention.bytes=0 becomes 1 byte, because
-// retention.Policy reads 0 as its default: the log then keeps its last
-// non-empty segment, where Kafka would delete that one too.
+// onto retention.Policy, value for value: Kafka's -1 is
+// retention.Unlimited, and retention.bytes=0 deletes every segment.
 func (t Topic) RetentionPolicy() retention.Policy {
 	t = t.resolved()
 	p := retention.Policy{
@@ -75,50 +61,36 @@ func (t Topic) RetentionPolicy() retention.Policy {
 		RetentionMs:    t.retentionMs.Duration(),
 		RetentionBytes: t.retentionBytes,
 	}
-	switch {
-	case t.retentionMs < 0:
+	if t.retentionMs < 0 {
 		p.RetentionMs = retention.Unlimited
-	case t.retentionMs == 0:
-		p.RetentionMs = time.Nanosecond
 	}
-	switch {
-	case t.retentionBytes < 0:
+	if t.retentionBytes < 0 {
 		p.RetentionBytes = retention.Unlimited
-	case t.retentionBytes == 0:
-		p.RetentionBytes = 1
 	}
 	return p
 }
 
 // CompactionTopicConfig maps min.cleanable.dirty.ratio,
 // min.compaction.lag.ms, max.compaction.lag.ms and delete.retention.ms
-// onto compaction.TopicConfig, for a compaction.Target. Kafka's ratio 0
-// ("any dirty byte") becomes the smallest positive float and
-// delete.retention.ms=0 becomes 1 ns, because compaction reads 0 as its
-// defaults.
+// onto compaction.TopicConfig, for a compaction.Target.
 func (t Topic) CompactionTopicConfig() compaction.TopicConfig {
 	t = t.resolved()
-	c := compaction.TopicConfig{
+	return compaction.TopicConfig{
 		MinCleanableDirtyRatio: t.minCleanableDirtyRatio,
 		MinCompactionLag:       t.minCompactionLagMs.Duration(),
 		MaxCompactionLag:       t.maxCompactionLagMs.Duration(),
 		DeleteRetention:        t.deleteRetentionMs.Duration(),
 	}
-	if c.MinCleanableDirtyRatio == 0 {
-		c.MinCleanableDirtyRatio = math.SmallestNonzeroFloat64
-	}
-	if c.DeleteRetention == 0 {
-		c.DeleteRetention = time.Nanosecond
-	}
-	return c
 }
 
-// CompactionConfig is a compaction.Config whose topic-level settings are
-// this topic's; the cleaner-wide fields are left zero (compaction's
-// defaults). A broker running one Cleaner for all logs uses
-// Broker.CleanerConfig and gives each log its CompactionTopicConfig.
+// CompactionConfig is compaction's DefaultConfig with this topic's
+// topic-level settings, for one compaction.Clean. A broker running one
+// Cleaner for all logs uses Broker.CleanerConfig and gives each log its
+// CompactionTopicConfig.
 func (t Topic) CompactionConfig() compaction.Config {
-	return compaction.Config{TopicConfig: t.CompactionTopicConfig()}
+	c := compaction.DefaultConfig()
+	c.TopicConfig = t.CompactionTopicConfig()
+	return c
 }
 
 // CleanupPolicy reports whether cleanup.policy holds delete and compact.
@@ -177,24 +149,18 @@ func (t Topic) Compression() (codec record.Compression, producer bool) {
 func (b *Broker) CleanerEnabled() bool { return b.LogCleanerEnable && b.LogCleanerThreads > 0 }
 
 // CleanerConfig maps log.cleaner.* onto compaction.Config, with the
-// broker's topic defaults as its TopicConfig. Kafka's
-// log.cleaner.backoff.ms=0 becomes 1 ms (compaction reads 0 as 15 s, and
-// a worker must not spin), log.cleaner.io.buffer.size=0 becomes 1 (each
-// worker then reads in compaction's smallest chunk), and Kafka's
-// unlimited Double.MAX_VALUE bytes per second is compaction's 0. Call it
-// only when CleanerEnabled.
+// broker's topic defaults as its TopicConfig. One case differs from
+// Kafka: log.cleaner.backoff.ms=0 becomes 1 ms, because a worker with
+// nothing to clean must not spin on the CPU (Kafka's would). Call it only
+// when CleanerEnabled (compaction needs at least one thread).
 func (b *Broker) CleanerConfig() compaction.Config {
-	c := compaction.Config{
-		TopicConfig:         b.TopicDefaults().CompactionTopicConfig(),
-		DedupeBufferSize:    b.LogCleanerDedupeBufferSize,
-		IOBufferLoadFactor:  b.LogCleanerIoBufferLoadFactor,
-		IOBufferSize:        max(b.LogCleanerIoBufferSize, 1),
-		Threads:             max(b.LogCleanerThreads, 1),
-		MaxIOBytesPerSecond: b.LogCleanerIoMaxBytesPerSecond,
-		Backoff:             max(b.LogCleanerBackoffMs.Duration(), time.Millisecond),
-	}
-	if c.MaxIOBytesPerSecond >= math.MaxFloat64 {
-		c.MaxIOBytesPerSecond = 0
-	}
+	c := compaction.DefaultConfig()
+	c.TopicConfig = b.TopicDefaults().CompactionTopicConfig()
+	c.DedupeBufferSize = b.LogCleanerDedupeBufferSize
+	c.IOBufferLoadFactor = b.LogCleanerIoBufferLoadFactor
+	c.IOBufferSize = b.LogCleanerIoBufferSize
+	c.Threads = b.LogCleanerThreads
+	c.MaxIOBytesPerSecond = b.LogCleanerIoMaxBytesPerSecond
+	c.Backoff = max(b.LogCleanerBackoffMs.Duration(), time.Millisecond)
 	return c
 }

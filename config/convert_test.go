@@ -33,22 +33,29 @@ func TestSegmentConfigMapping(t *testing.T) {
 		SegmentBytes: 1 << 20, SegmentMs: time.Minute, SegmentJitterMs: 500 * time.Millisecond,
 		IndexIntervalBytes: 8192, SegmentIndexBytes: 4096, FlushMessages: 10,
 		FlushMs: 250 * time.Millisecond, MaxMessageBytes: 5000, FileDeleteDelay: 30 * time.Second,
+		ProducerIDExpiration: segment.DefaultProducerIDExpiration,
 	}
 	if d := cmp.Diff(want, tp.SegmentConfig(), cmpopts.IgnoreFields(segment.Config{}, "FS", "Logger", "Now", "Managed")); d != "" {
 		t.Errorf("SegmentConfig (-want +got)\n%s", d)
 	}
 }
 
-// Kafka's defaults, and the values where Kafka's 0 means something the
-// segment package spells differently.
+// Kafka's defaults, and Kafka's zeros, which segment takes as they are:
+// flush.ms=0 (no message waits), index.interval.bytes=0 (index every
+// batch), file.delete.delay.ms=0 (delete at once).
 func TestSegmentConfigSpecialValues(t *testing.T) {
 	def := Default().TopicDefaults().SegmentConfig()
-	if def.FlushMessages != math.MaxInt64 || def.FlushMs != 0 || def.SegmentMs != 7*24*time.Hour || def.SegmentBytes != 1<<30 {
+	if def.FlushMessages != math.MaxInt64 || def.FlushMs != segment.FlushNever || def.SegmentMs != 7*24*time.Hour || def.SegmentBytes != 1<<30 {
 		t.Errorf("defaults: %+v; want never flush, 7 days, 1 GiB", def)
 	}
 	c := topic(t, Default(), map[string]string{"flush.ms": "0", "index.interval.bytes": "0", "file.delete.delay.ms": "0"}).SegmentConfig()
-	if c.FlushMessages != 1 || c.IndexIntervalBytes != 1 || c.FileDeleteDelay != time.Nanosecond {
-		t.Errorf("zeros: flush.messages %d, index interval %d, delete delay %v; want 1, 1, 1ns", c.FlushMessages, c.IndexIntervalBytes, c.FileDeleteDelay)
+	if c.FlushMs != 0 || c.FlushMessages != math.MaxInt64 || c.IndexIntervalBytes != 0 || c.FileDeleteDelay != 0 {
+		t.Errorf("zeros: flush.ms %v, flush.messages %d, index interval %d, delete delay %v; want 0, unchanged, 0, 0",
+			c.FlushMs, c.FlushMessages, c.IndexIntervalBytes, c.FileDeleteDelay)
+	}
+	b := mustParse(t, map[string]string{"producer.id.expiration.ms": "60000"})
+	if got := b.LogConfig(b.TopicDefaults()).ProducerIDExpiration; got != time.Minute {
+		t.Errorf("LogConfig producer.id.expiration.ms = %v, want 1m", got)
 	}
 	// Kafka LogConfig.maxSegmentMs: a compacted topic rolls by max.compaction.lag.ms.
 	c = topic(t, Default(), map[string]string{"cleanup.policy": "compact", "max.compaction.lag.ms": "3600000"}).SegmentConfig()
@@ -82,22 +89,20 @@ func TestRetentionPolicyMapping(t *testing.T) {
 		kv   map[string]string
 		want retention.Policy
 	}{
-		{nil, retention.Policy{CleanupPolicy: retention.CleanupDelete, RetentionMs: 7 * 24 * time.Hour, RetentionBytes: retention.Unlimited}},
+		{nil, retention.Policy{CleanupPolicy: segment.CleanupDelete, RetentionMs: 7 * 24 * time.Hour, RetentionBytes: retention.Unlimited}},
 		{map[string]string{"retention.ms": "-1", "retention.bytes": "1073741824", "cleanup.policy": "compact,delete"},
-			retention.Policy{CleanupPolicy: retention.CleanupDelete | retention.CleanupCompact, RetentionMs: retention.Unlimited, RetentionBytes: 1 << 30}},
+			retention.Policy{CleanupPolicy: segment.CleanupDelete | segment.CleanupCompact, RetentionMs: retention.Unlimited, RetentionBytes: 1 << 30}},
+		// Kafka's zeros are retention's zeros: retention.bytes=0 deletes
+		// every segment, retention.ms=0 every one with a past timestamp.
 		{map[string]string{"retention.ms": "0", "retention.bytes": "0", "cleanup.policy": "compact"},
-			retention.Policy{CleanupPolicy: retention.CleanupCompact, RetentionMs: time.Nanosecond, RetentionBytes: 1}},
+			retention.Policy{CleanupPolicy: segment.CleanupCompact, RetentionMs: 0, RetentionBytes: 0}},
 		{map[string]string{"retention.ms": "9223372036854775807", "retention.bytes": "-5"},
-			retention.Policy{CleanupPolicy: retention.CleanupDelete, RetentionMs: math.MaxInt64, RetentionBytes: retention.Unlimited}},
+			retention.Policy{CleanupPolicy: segment.CleanupDelete, RetentionMs: math.MaxInt64, RetentionBytes: retention.Unlimited}},
 	}
 	for _, c := range cases {
 		if d := cmp.Diff(c.want, topic(t, Default(), c.kv).RetentionPolicy()); d != "" {
 			t.Errorf("%v: RetentionPolicy (-want +got)\n%s", c.kv, d)
 		}
-	}
-	// retention.ms=0 is compared in whole milliseconds as 0, like Kafka's.
-	if ms := topic(t, Default(), map[string]string{"retention.ms": "0"}).RetentionPolicy().RetentionMs.Milliseconds(); ms != 0 {
-		t.Errorf("retention.ms=0 maps to %d ms", ms)
 	}
 }
 
@@ -114,8 +119,8 @@ func TestCompactionMapping(t *testing.T) {
 		t.Errorf("CompactionConfig.TopicConfig (-want +got)\n%s", d)
 	}
 	z := topic(t, Default(), map[string]string{"min.cleanable.dirty.ratio": "0", "delete.retention.ms": "0"}).CompactionTopicConfig()
-	if z.MinCleanableDirtyRatio != math.SmallestNonzeroFloat64 || z.DeleteRetention != time.Nanosecond {
-		t.Errorf("zeros: ratio %v, delete retention %v", z.MinCleanableDirtyRatio, z.DeleteRetention)
+	if z.MinCleanableDirtyRatio != 0 || z.DeleteRetention != 0 {
+		t.Errorf("zeros: ratio %v, delete retention %v; want 0 and 0, as given", z.MinCleanableDirtyRatio, z.DeleteRetention)
 	}
 	if d := Default().TopicDefaults().CompactionTopicConfig(); d.MaxCompactionLag != math.MaxInt64 || d.DeleteRetention != 24*time.Hour {
 		t.Errorf("defaults: %+v", d)
@@ -134,8 +139,8 @@ func TestCleanerConfig(t *testing.T) {
 		c.Backoff != time.Millisecond || c.MinCleanableDirtyRatio != 0.3 || c.MaxIOBytesPerSecond != 1<<20 {
 		t.Errorf("CleanerConfig = %+v", c)
 	}
-	if Default().CleanerConfig().MaxIOBytesPerSecond != 0 {
-		t.Error("Kafka's unlimited Double.MAX_VALUE should map to compaction's 0 (unlimited)")
+	if Default().CleanerConfig().MaxIOBytesPerSecond != compaction.Unthrottled {
+		t.Error("Kafka's unlimited Double.MAX_VALUE should map to compaction.Unthrottled")
 	}
 	if _, err := compaction.NewCleaner(Default().CleanerConfig(), func() []compaction.Target { return nil }); err != nil {
 		t.Errorf("compaction refuses the default cleaner config: %v", err)
@@ -167,5 +172,29 @@ func TestTopicAccessors(t *testing.T) {
 	var zero Topic
 	if zero.MessageTimestampType() != record.TimestampCreateTime || zero.MinInsyncReplicas() != 1 || zero.SegmentConfig().SegmentBytes != 1<<30 {
 		t.Error("the zero Topic is not Kafka's defaults")
+	}
+}
+
+// The storage packages' DefaultConfig functions and config's tables give
+// the same numbers: a library user starting from segment.DefaultConfig
+// gets what a broker with no properties gives a topic.
+func TestStorageDefaultsAgreeWithTheTables(t *testing.T) {
+	b := Default()
+	noFuncs := cmpopts.IgnoreTypes(func() int64 { return 0 }, func() time.Time { return time.Time{} })
+	if d := cmp.Diff(segment.DefaultConfig(), b.LogConfig(b.TopicDefaults()), cmpopts.IgnoreFields(segment.Config{}, "FS", "Logger", "Now", "OnFlush", "Managed")); d != "" {
+		t.Errorf("segment.DefaultConfig (-) vs config's topic defaults (+)\n%s", d)
+	}
+	if d := cmp.Diff(retention.DefaultPolicy(), b.TopicDefaults().RetentionPolicy()); d != "" {
+		t.Errorf("retention.DefaultPolicy (-) vs config's topic defaults (+)\n%s", d)
+	}
+	if d := cmp.Diff(compaction.DefaultTopicConfig(), b.TopicDefaults().CompactionTopicConfig()); d != "" {
+		t.Errorf("compaction.DefaultTopicConfig (-) vs config's topic defaults (+)\n%s", d)
+	}
+	if d := cmp.Diff(compaction.DefaultConfig(), b.CleanerConfig(), noFuncs,
+		cmpopts.IgnoreFields(compaction.Config{}, "UpperBound", "Now", "Logger", "OnClean")); d != "" {
+		t.Errorf("compaction.DefaultConfig (-) vs config's log.cleaner.* defaults (+)\n%s", d)
+	}
+	if got, want := b.LogRetentionCheckIntervalMs.Duration(), retention.DefaultCheckInterval; got != want {
+		t.Errorf("log.retention.check.interval.ms %v, retention.DefaultCheckInterval %v", got, want)
 	}
 }

@@ -6,7 +6,7 @@
 //
 //	b, err := config.ParseFile("server.properties", []string{"log.dirs=/data"})
 //	t, err := b.ParseTopic(map[string]string{"cleanup.policy": "compact"})
-//	log, err := segment.Open(dir, t.SegmentConfig())
+//	log, err := segment.Open(dir, b.LogConfig(t))
 //	retention.Enforce(log, t.RetentionPolicy(), ...)
 //
 // One definitions table per level (broker_defs.go, topic_defs.go) holds
@@ -81,13 +81,24 @@
 // minimum of 14 (Kafka 4 raised it to 1 MiB) so that tests and
 // experiments can roll tiny segments. A list item given twice is refused.
 //
-// Conversions: the storage packages read a zero field as "Kafka's
-// default", so where Kafka gives 0 a meaning of its own the conversion
-// functions (SegmentConfig, RetentionPolicy, CompactionTopicConfig,
-// CleanerConfig) pick the nearest value those packages can express; each
-// function's comment lists its cases. The one that differs in effect:
-// retention.bytes=0 keeps a log's last non-empty segment, where Kafka
-// deletes it too.
+// log.cleaner.backoff.ms=0 makes an idle cleaner worker sleep 1 ms
+// (Kafka's would spin).
+//
+// # Conversions
+//
+// Topic.SegmentConfig, Broker.LogConfig, Topic.RetentionPolicy,
+// Topic.CompactionTopicConfig, Topic.CompactionConfig and
+// Broker.CleanerConfig turn properties into segment.Config,
+// retention.Policy and compaction.Config (convert.go). Those packages
+// take every value as given, zero included, so each property maps onto
+// its field value for value: retention.bytes=0 deletes every segment,
+// flush.ms=0 makes every append durable, index.interval.bytes=0 indexes
+// every batch, as in Kafka. Their DefaultConfig functions give the same
+// numbers as the tables here (TestStorageDefaultsAgreeWithTheTables).
+// config imports the storage packages and sits below net, replica, group
+// and cluster; the conversions to net.Config, replica.Config and
+// group.Config are therefore package cluster's, all in cluster/convert.go,
+// so that every property's destination is in one of these two files.
 //
 // Properties files are read as UTF-8, not ISO-8859-1 as Java's
 // Properties.load(InputStream) reads them.

@@ -5,15 +5,15 @@ import (
 	"reflect"
 
 	"github.com/varve/varve/record"
-	"github.com/varve/varve/retention"
+	"github.com/varve/varve/segment"
 )
 
 // Value types that map straight onto the storage packages' own types.
 var (
 	// tCleanup is cleanup.policy: a list of delete and compact, stored as
-	// retention.CleanupPolicy.
+	// segment.CleanupPolicy.
 	tCleanup = &valueType{"list", parseCleanup, func(v reflect.Value) string {
-		return v.Interface().(retention.CleanupPolicy).String()
+		return v.Interface().(segment.CleanupPolicy).String()
 	}}
 	// tTimestamp is message.timestamp.type: CreateTime or LogAppendTime,
 	// stored as record.TimestampType.
@@ -30,12 +30,12 @@ func parseCleanup(s string) (any, error) {
 	if err := listOf("delete", "compact")(items); err != nil {
 		return nil, err
 	}
-	var p retention.CleanupPolicy
+	var p segment.CleanupPolicy
 	for _, it := range items {
 		if it == "delete" {
-			p |= retention.CleanupDelete
+			p |= segment.CleanupDelete
 		} else {
-			p |= retention.CleanupCompact
+			p |= segment.CleanupCompact
 		}
 	}
 	return p, nil

@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/varve/varve/record"
-	"github.com/varve/varve/retention"
+	"github.com/varve/varve/segment"
 )
 
 // Topic is a topic's configuration: Kafka's topic-level properties, each
@@ -19,7 +19,7 @@ import (
 // Broker.ParseTopic; the zero Topic behaves as Kafka's defaults with no
 // override. Any number of goroutines may use a Topic.
 type Topic struct {
-	cleanupPolicy               retention.CleanupPolicy
+	cleanupPolicy               segment.CleanupPolicy
 	compressionType             string
 	deleteRetentionMs           Millis
 	fileDeleteDelayMs           Millis

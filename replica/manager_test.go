@@ -19,7 +19,7 @@ func openManager(t *testing.T, dirs ...string) *replica.Manager {
 	t.Helper()
 	m, err := replica.Open(logdir.Config{
 		LogDirs: dirs, RecoveryThreadsPerDataDir: 2,
-		LogConfig: func(string) segment.Config { return segment.Config{SegmentBytes: 4096} },
+		LogConfig: func(string) segment.Config { c := segment.DefaultConfig(); c.SegmentBytes = 4096; return c },
 	})
 	if err != nil {
 		t.Fatal(err)

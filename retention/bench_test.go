@@ -28,7 +28,9 @@ func BenchmarkEnforceBySegmentSize(b *testing.B) {
 				l := benchLog(b, benchSegments, value)
 				b.StartTimer()
 				began := time.Now()
-				res, err := retention.Enforce(l, retention.Policy{RetentionMs: time.Hour}, l.EndOffset(), t0.Add(48*time.Hour))
+				p := retention.DefaultPolicy()
+				p.RetentionMs = time.Hour
+				res, err := retention.Enforce(l, p, l.EndOffset(), t0.Add(48*time.Hour))
 				total += time.Since(began)
 				b.StopTimer()
 				if err != nil || len(res.Deleted) != benchSegments {
@@ -45,7 +47,11 @@ func BenchmarkEnforceBySegmentSize(b *testing.B) {
 // benchLog makes a log of n sealed segments, each one record of value,
 // timestamped t0.
 func benchLog(b *testing.B, n int, value []byte) *segment.Log {
-	l := openLog(b, b.TempDir(), segment.Config{SegmentBytes: int64(len(value) + 200), MaxMessageBytes: len(value) + 200, FileDeleteDelay: time.Hour})
+	cfg := logConfig()
+	cfg.SegmentBytes = int64(len(value) + 200)
+	cfg.MaxMessageBytes = len(value) + 200
+	cfg.FileDeleteDelay = time.Hour
+	l := openLog(b, b.TempDir(), cfg)
 	for range n {
 		bb := record.NewBatchBuilder(record.CompressionNone)
 		bb.Append(record.Record{Key: []byte("k"), Value: value, Timestamp: t0.UnixMilli()})

@@ -2,8 +2,9 @@
 // segments, as Kafka's cleanup.policy=delete does (UnifiedLog.
 // deleteOldSegments, run by LogManager's kafka-log-retention task).
 //
-//	l, _ := segment.Open(dir, segment.Config{})
-//	p := retention.Policy{RetentionMs: 24 * time.Hour, RetentionBytes: 1 << 30}
+//	l, _ := segment.Open(dir, segment.DefaultConfig())
+//	p := retention.DefaultPolicy() // delete, 7 days, no size limit
+//	p.RetentionMs, p.RetentionBytes = 24*time.Hour, 1<<30
 //	res, err := retention.Enforce(l, p, l.EndOffset(), time.Now())
 //	// res.Deleted, res.ByRule[retention.RuleTime], res.StartOffset
 //
@@ -17,7 +18,8 @@
 //     below the log start offset (raised by DeleteRecords /
 //     Log.SetStartOffset). This is the only rule for cleanup.policy=compact.
 //  2. retention.bytes (default -1, off): with diff = log size -
-//     retention.bytes, a segment goes while diff - its size >= 0.
+//     retention.bytes, a segment goes while diff - its size >= 0; 0
+//     deletes every segment below the upper bound.
 //  3. retention.ms (default 7 days, -1 off): a segment goes when now minus
 //     its largest timestamp exceeds retention.ms; a segment with no
 //     timestamps is judged by its file's modification time.
@@ -48,6 +50,13 @@
 // moment; 1.1-2.8, 0.9-1.3 and 0.9 ms under a load average of 5 (the
 // fsyncs of the checkpoint and directory wait on other work).
 //
+// # Values
+//
+// A Policy is taken as given, zero included: retention.ms=0 and
+// retention.bytes=0 mean 0, as in Kafka, and only Unlimited (-1) turns a
+// rule off. DefaultPolicy is Kafka's defaults; the zero Policy has no
+// cleanup.policy (segment.CleanupPolicy) and Enforce refuses it.
+//
 // # Scheduler
 //
 // A Scheduler runs Enforce over many logs every
@@ -55,8 +64,10 @@
 // (30 s), each with its own Policy and upper bound, from one goroutine
 // started by Start and stopped by Stop (or the context). As in Kafka, logs
 // whose cleanup.policy includes compact are skipped: the log cleaner
-// (compaction.Cleaner) applies their retention after cleaning them. Set
-// SchedulerConfig.IncludeCompacted when no cleaner runs.
+// applies their retention after cleaning them (a broker passes Enforce as
+// each compaction.Target's Retain; this package and compaction do not
+// import each other). Set SchedulerConfig.IncludeCompacted when no
+// cleaner runs.
 //
 // # Concurrency
 //

@@ -43,7 +43,6 @@ type Result struct {
 // Enforce reads no segment data: its cost grows with the number of
 // segments, not their size.
 func Enforce(l *segment.Log, p Policy, upperBound int64, now time.Time) (Result, error) {
-	p = p.WithDefaults()
 	res := Result{ByRule: map[Rule]int{}, StartOffset: l.StartOffset()}
 	if err := p.validate(); err != nil {
 		return res, err

@@ -17,11 +17,12 @@ const hour = time.Hour
 // Kafka: UnifiedLog.deleteRetentionMsBreachedSegments deletes a segment
 // when now - largestTimestamp > retention.ms, oldest first.
 func TestRetentionMsDeletesSegmentsOlderThanTheLimit(t *testing.T) {
-	l := openLog(t, t.TempDir(), segment.Config{})
+	l := openLog(t, t.TempDir(), logConfig())
 	defer l.Close()
 	segmentsAt(t, l, t0, t0.Add(hour), t0.Add(2*hour), t0.Add(3*hour))
 	now := t0.Add(3*hour + 30*time.Minute)
-	p := retention.Policy{RetentionMs: 2 * hour} // t0 and t0+1h are older than 2 h
+	p := retention.DefaultPolicy()
+	p.RetentionMs = 2 * hour // t0 and t0+1h are older than 2 h
 	res, err := retention.Enforce(l, p, l.EndOffset(), now)
 	if err != nil {
 		t.Fatal(err)
@@ -40,10 +41,11 @@ func TestRetentionMsDeletesSegmentsOlderThanTheLimit(t *testing.T) {
 // Kafka: the comparison is strict (now - largestTimestamp > retention.ms):
 // a segment exactly retention.ms old stays.
 func TestRetentionMsBoundaryIsStrict(t *testing.T) {
-	l := openLog(t, t.TempDir(), segment.Config{})
+	l := openLog(t, t.TempDir(), logConfig())
 	defer l.Close()
 	segmentsAt(t, l, t0, t0.Add(hour))
-	p := retention.Policy{RetentionMs: hour}
+	p := retention.DefaultPolicy()
+	p.RetentionMs = hour
 	res, err := retention.Enforce(l, p, l.EndOffset(), t0.Add(hour))
 	if err != nil || len(res.Deleted) != 0 {
 		t.Fatalf("at exactly retention.ms: deleted %d, err %v; want none", len(res.Deleted), err)
@@ -57,7 +59,7 @@ func TestRetentionMsBoundaryIsStrict(t *testing.T) {
 // Kafka: LogSegment.largestTimestamp falls back to the file's mtime when
 // no record carries a timestamp.
 func TestRetentionMsUsesModTimeWithoutTimestamps(t *testing.T) {
-	l := openLog(t, t.TempDir(), segment.Config{})
+	l := openLog(t, t.TempDir(), logConfig())
 	defer l.Close()
 	for range 2 {
 		if _, err := l.Append(batch(t, 5, 10, -1)); err != nil {
@@ -72,7 +74,7 @@ func TestRetentionMsUsesModTimeWithoutTimestamps(t *testing.T) {
 	if err := os.Chtimes(segs[0].Path, old, old); err != nil {
 		t.Fatal(err)
 	}
-	res, err := retention.Enforce(l, retention.Policy{}, l.EndOffset(), time.Now())
+	res, err := retention.Enforce(l, retention.DefaultPolicy(), l.EndOffset(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,12 +86,14 @@ func TestRetentionMsUsesModTimeWithoutTimestamps(t *testing.T) {
 // Kafka: deleteRetentionSizeBreachedSegments: diff = size -
 // retention.bytes, and a segment goes while diff - segment.size >= 0.
 func TestRetentionBytesKeepsTheLogAtLeastThatLarge(t *testing.T) {
-	l := openLog(t, t.TempDir(), segment.Config{})
+	l := openLog(t, t.TempDir(), logConfig())
 	defer l.Close()
 	segmentsAt(t, l, t0, t0, t0, t0, t0)
 	segSize := l.Segments()[0].Size
 	// 5 segments; a limit of 2.5 segments lets exactly 2 go (3 remain).
-	p := retention.Policy{RetentionBytes: 5*segSize/2 + 1, RetentionMs: retention.Unlimited}
+	p := retention.DefaultPolicy()
+	p.RetentionBytes = 5*segSize/2 + 1
+	p.RetentionMs = retention.Unlimited
 	res, err := retention.Enforce(l, p, l.EndOffset(), t0)
 	if err != nil {
 		t.Fatal(err)
@@ -104,10 +108,12 @@ func TestRetentionBytesKeepsTheLogAtLeastThatLarge(t *testing.T) {
 
 // Kafka: if size < retention.bytes the rule does nothing.
 func TestRetentionBytesUnderLimitDeletesNothing(t *testing.T) {
-	l := openLog(t, t.TempDir(), segment.Config{})
+	l := openLog(t, t.TempDir(), logConfig())
 	defer l.Close()
 	segmentsAt(t, l, t0, t0)
-	p := retention.Policy{RetentionBytes: l.Size() + 1, RetentionMs: retention.Unlimited}
+	p := retention.DefaultPolicy()
+	p.RetentionBytes = l.Size() + 1
+	p.RetentionMs = retention.Unlimited
 	if res, err := retention.Enforce(l, p, l.EndOffset(), t0); err != nil || len(res.Deleted) != 0 {
 		t.Fatalf("deleted %d, err %v; want nothing", len(res.Deleted), err)
 	}
@@ -117,13 +123,16 @@ func TestRetentionBytesUnderLimitDeletesNothing(t *testing.T) {
 // next one starts at or below the log start offset, and it is the only
 // rule that runs for cleanup.policy=compact (KAFKA-7400).
 func TestStartOffsetRuleRunsAloneForCompactPolicy(t *testing.T) {
-	l := openLog(t, t.TempDir(), segment.Config{})
+	l := openLog(t, t.TempDir(), logConfig())
 	defer l.Close()
 	segmentsAt(t, l, t0, t0, t0, t0)
 	if err := l.SetStartOffset(25); err != nil { // inside the third segment
 		t.Fatal(err)
 	}
-	p := retention.Policy{CleanupPolicy: retention.CleanupCompact, RetentionMs: time.Millisecond, RetentionBytes: 1}
+	p := retention.DefaultPolicy()
+	p.CleanupPolicy = segment.CleanupCompact
+	p.RetentionMs = time.Millisecond
+	p.RetentionBytes = 1
 	res, err := retention.Enforce(l, p, l.EndOffset(), t0.Add(1000*hour))
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +151,7 @@ func TestStartOffsetRuleRunsAloneForCompactPolicy(t *testing.T) {
 // Kafka: deleteOldSegments runs start offset, then size, then time; each
 // rule counts what it removed.
 func TestRulesRunInKafkaOrder(t *testing.T) {
-	l := openLog(t, t.TempDir(), segment.Config{})
+	l := openLog(t, t.TempDir(), logConfig())
 	defer l.Close()
 	segmentsAt(t, l, t0, t0, t0, t0.Add(5*hour), t0.Add(5*hour), t0.Add(10*hour), t0.Add(10*hour))
 	segSize := l.Segments()[0].Size
@@ -150,7 +159,7 @@ func TestRulesRunInKafkaOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := retention.Policy{
-		CleanupPolicy:  retention.CleanupCompact | retention.CleanupDelete,
+		CleanupPolicy:  segment.CleanupCompact | segment.CleanupDelete,
 		RetentionBytes: 5 * segSize, // 6 left after the start-offset rule: one more goes
 		RetentionMs:    6 * hour,    // then the t0 one left goes by time, not the t0+5h ones
 	}
@@ -172,10 +181,12 @@ func TestRulesRunInKafkaOrder(t *testing.T) {
 // Kafka: each rule stops at the first segment it keeps (prefix only): an
 // old segment behind a new one stays.
 func TestOnlyAPrefixIsDeleted(t *testing.T) {
-	l := openLog(t, t.TempDir(), segment.Config{})
+	l := openLog(t, t.TempDir(), logConfig())
 	defer l.Close()
 	segmentsAt(t, l, t0.Add(10*hour), t0, t0)
-	res, err := retention.Enforce(l, retention.Policy{RetentionMs: hour}, l.EndOffset(), t0.Add(10*hour))
+	p := retention.DefaultPolicy()
+	p.RetentionMs = hour
+	res, err := retention.Enforce(l, p, l.EndOffset(), t0.Add(10*hour))
 	if err != nil || len(res.Deleted) != 0 {
 		t.Fatalf("deleted %d, err %v; want none (the first segment is new)", len(res.Deleted), err)
 	}
@@ -184,10 +195,11 @@ func TestOnlyAPrefixIsDeleted(t *testing.T) {
 // Kafka: deletableSegments requires highWatermark >= the next segment's
 // base (the log end for the last), so uncommitted data never goes.
 func TestUpperBoundProtectsUncommittedSegments(t *testing.T) {
-	l := openLog(t, t.TempDir(), segment.Config{})
+	l := openLog(t, t.TempDir(), logConfig())
 	defer l.Close()
 	segmentsAt(t, l, t0, t0, t0)
-	p := retention.Policy{RetentionMs: hour}
+	p := retention.DefaultPolicy()
+	p.RetentionMs = hour
 	res, err := retention.Enforce(l, p, 19, t0.Add(100*hour)) // HW inside the second segment
 	if err != nil {
 		t.Fatal(err)
@@ -203,14 +215,16 @@ func TestUpperBoundProtectsUncommittedSegments(t *testing.T) {
 // Kafka: a non-empty active segment that breaches retention is rolled and
 // deleted; the new empty active segment is never deleted.
 func TestActiveSegmentIsRolledThenDeleted(t *testing.T) {
-	l := openLog(t, t.TempDir(), segment.Config{})
+	l := openLog(t, t.TempDir(), logConfig())
 	defer l.Close()
 	segmentsAt(t, l, t0)
 	if _, err := l.Append(batch(t, 3, 10, t0.UnixMilli())); err != nil { // active, not empty
 		t.Fatal(err)
 	}
 	end := l.EndOffset()
-	res, err := retention.Enforce(l, retention.Policy{RetentionMs: hour}, end, t0.Add(2*hour))
+	p := retention.DefaultPolicy()
+	p.RetentionMs = hour
+	res, err := retention.Enforce(l, p, end, t0.Add(2*hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +235,9 @@ func TestActiveSegmentIsRolledThenDeleted(t *testing.T) {
 	if len(segs) != 1 || segs[0].BaseOffset != end || segs[0].Size != 0 || l.StartOffset() != end {
 		t.Fatalf("after: segments %+v, start %d; want one empty segment at %d", segs, l.StartOffset(), end)
 	}
-	res, err = retention.Enforce(l, retention.Policy{RetentionMs: hour}, end, t0.Add(200*hour))
+	p = retention.DefaultPolicy()
+	p.RetentionMs = hour
+	res, err = retention.Enforce(l, p, end, t0.Add(200*hour))
 	if err != nil || len(res.Deleted) != 0 {
 		t.Fatalf("second pass deleted %d (err %v); the empty active segment must stay", len(res.Deleted), err)
 	}
@@ -232,9 +248,13 @@ func TestActiveSegmentIsRolledThenDeleted(t *testing.T) {
 // (log-start-offset-checkpoint) and survives a reopen.
 func TestDeletedFilesAndStartOffsetCheckpoint(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "topic-0")
-	l := openLog(t, dir, segment.Config{FileDeleteDelay: 200 * time.Millisecond})
+	cfg := logConfig()
+	cfg.FileDeleteDelay = 200 * time.Millisecond
+	l := openLog(t, dir, cfg)
 	segmentsAt(t, l, t0, t0, t0)
-	if _, err := retention.Enforce(l, retention.Policy{RetentionMs: hour}, 20, t0.Add(2*hour)); err != nil {
+	p := retention.DefaultPolicy()
+	p.RetentionMs = hour
+	if _, err := retention.Enforce(l, p, 20, t0.Add(2*hour)); err != nil {
 		t.Fatal(err)
 	}
 	if n := countSuffix(t, dir, segment.DeletedSuffix); n != 6 {
@@ -252,7 +272,7 @@ func TestDeletedFilesAndStartOffsetCheckpoint(t *testing.T) {
 		t.Fatalf("%d *.deleted files left after file.delete.delay.ms", n)
 	}
 	l.Close()
-	l = openLog(t, dir, segment.Config{})
+	l = openLog(t, dir, logConfig())
 	defer l.Close()
 	if l.StartOffset() != 20 {
 		t.Fatalf("reopened log starts at %d, want 20", l.StartOffset())
@@ -274,20 +294,35 @@ func countSuffix(t *testing.T, dir, suffix string) int {
 	return n
 }
 
-func TestParseCleanupPolicy(t *testing.T) {
-	for in, want := range map[string]string{
-		"delete": "delete", "compact": "compact", "compact,delete": "compact,delete", "delete, compact": "compact,delete",
-	} {
-		p, err := retention.ParseCleanupPolicy(in)
-		if err != nil || p.String() != want {
-			t.Errorf("ParseCleanupPolicy(%q) = %v, %v; want %s", in, p, err, want)
-		}
+// Kafka: retention.bytes=0 deletes every segment below the high
+// watermark: diff = size - 0, and each segment goes while diff - its
+// size >= 0, the non-empty active segment too (rolled first, so the log
+// keeps one empty segment at its end).
+func TestRetentionBytesZeroDeletesEverySegment(t *testing.T) {
+	l := openLog(t, t.TempDir(), logConfig())
+	defer l.Close()
+	segmentsAt(t, l, t0, t0, t0)
+	if _, err := l.Append(batch(t, 10, 100, t0.UnixMilli())); err != nil { // the active segment is not empty
+		t.Fatal(err)
 	}
-	if _, err := retention.ParseCleanupPolicy("remove"); !errors.Is(err, retention.ErrInvalidPolicy) {
-		t.Errorf("ParseCleanupPolicy(remove) err = %v, want ErrInvalidPolicy", err)
+	p := retention.DefaultPolicy()
+	p.RetentionBytes, p.RetentionMs = 0, retention.Unlimited
+	res, err := retention.Enforce(l, p, l.EndOffset(), t0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var zero retention.CleanupPolicy
-	if !zero.Delete() || zero.Compact() {
-		t.Errorf("zero CleanupPolicy must be Kafka's default, delete")
+	if res.ByRule[retention.RuleSize] != 4 || l.StartOffset() != 40 || l.Size() != 0 || len(l.Segments()) != 1 {
+		t.Fatalf("deleted %d by size; log start %d, size %d, %d segments; want 4, 40, 0, 1",
+			res.ByRule[retention.RuleSize], l.StartOffset(), l.Size(), len(l.Segments()))
+	}
+}
+
+// The zero Policy is not Kafka's defaults: it has no cleanup.policy, and
+// Enforce refuses it rather than guess.
+func TestZeroPolicyIsRefused(t *testing.T) {
+	l := openLog(t, t.TempDir(), logConfig())
+	defer l.Close()
+	if _, err := retention.Enforce(l, retention.Policy{}, l.EndOffset(), t0); !errors.Is(err, retention.ErrInvalidPolicy) {
+		t.Fatalf("Enforce with the zero Policy: err %v, want ErrInvalidPolicy", err)
 	}
 }

@@ -15,7 +15,7 @@ import (
 func ExampleEnforce() {
 	dir, _ := os.MkdirTemp("", "orders-0")
 	defer os.RemoveAll(dir)
-	l, err := segment.Open(dir, segment.Config{})
+	l, err := segment.Open(dir, segment.DefaultConfig())
 	if err != nil {
 		panic(err)
 	}
@@ -29,7 +29,9 @@ func ExampleEnforce() {
 		l.Roll()
 	}
 
-	p := retention.Policy{RetentionMs: time.Hour, RetentionBytes: retention.Unlimited}
+	p := retention.DefaultPolicy()
+	p.RetentionMs = time.Hour
+	p.RetentionBytes = retention.Unlimited
 	res, err := retention.Enforce(l, p, l.EndOffset(), start.Add(150*time.Minute))
 	if err != nil {
 		panic(err)
@@ -45,14 +47,16 @@ func ExampleEnforce() {
 func ExampleScheduler() {
 	dir, _ := os.MkdirTemp("", "events-0")
 	defer os.RemoveAll(dir)
-	l, _ := segment.Open(dir, segment.Config{})
+	l, _ := segment.Open(dir, segment.DefaultConfig())
 	defer l.Close()
 
 	s, err := retention.NewScheduler(retention.SchedulerConfig{
 		CheckInterval: 5 * time.Minute,
 		Logs:          func() []*segment.Log { return []*segment.Log{l} },
 		Policy: func(*segment.Log) retention.Policy {
-			return retention.Policy{RetentionMs: 24 * time.Hour}
+			p := retention.DefaultPolicy()
+			p.RetentionMs = 24 * time.Hour
+			return p
 		},
 	})
 	if err != nil {

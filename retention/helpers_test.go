@@ -11,11 +11,16 @@ import (
 // t0 is the base of the timestamps the tests write, in milliseconds.
 var t0 = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
+// logConfig is the tests' log configuration: Kafka's defaults, except
+// that a removed segment's files go after 1 ms instead of 60 s.
+func logConfig() segment.Config {
+	c := segment.DefaultConfig()
+	c.FileDeleteDelay = time.Millisecond
+	return c
+}
+
 func openLog(t testing.TB, dir string, cfg segment.Config) *segment.Log {
 	t.Helper()
-	if cfg.FileDeleteDelay == 0 {
-		cfg.FileDeleteDelay = time.Millisecond
-	}
 	l, err := segment.Open(dir, cfg)
 	if err != nil {
 		t.Fatalf("open %s: %v", dir, err)

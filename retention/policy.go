@@ -3,8 +3,9 @@ package retention
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/varve/varve/segment"
 )
 
 // Kafka's defaults (LogConfig, ServerLogConfigs).
@@ -12,7 +13,7 @@ const (
 	// DefaultRetentionMs is retention.ms's default: 7 days.
 	DefaultRetentionMs = 7 * 24 * time.Hour
 	// Unlimited, as RetentionMs or RetentionBytes, turns the rule off
-	// (Kafka's -1).
+	// (Kafka's -1). It is retention.bytes's default.
 	Unlimited = -1
 	// DefaultCheckInterval is log.retention.check.interval.ms's default.
 	DefaultCheckInterval = 300 * time.Second
@@ -22,83 +23,33 @@ const (
 	DefaultInitialDelay = 30 * time.Second
 )
 
-// ErrInvalidPolicy: a policy value is out of range or does not parse.
+// ErrInvalidPolicy: a policy value is out of range.
 var ErrInvalidPolicy = errors.New("invalid retention policy")
 
-// CleanupPolicy is cleanup.policy: which cleaners apply to a log. The
-// zero value is Kafka's default, delete.
-type CleanupPolicy uint8
-
-// The two cleanup policies; a log may have both ("compact,delete").
-const (
-	CleanupDelete CleanupPolicy = 1 << iota
-	CleanupCompact
-)
-
-// ParseCleanupPolicy parses Kafka's list syntax: "delete", "compact",
-// "compact,delete" or "delete,compact" (spaces allowed).
-func ParseCleanupPolicy(s string) (CleanupPolicy, error) {
-	var p CleanupPolicy
-	for _, f := range strings.Split(s, ",") {
-		switch strings.TrimSpace(f) {
-		case "delete":
-			p |= CleanupDelete
-		case "compact":
-			p |= CleanupCompact
-		default:
-			return 0, fmt.Errorf("%w: cleanup.policy=%q: %q is neither delete nor compact", ErrInvalidPolicy, s, f)
-		}
-	}
-	return p, nil
-}
-
-// Delete reports whether the policy includes delete (true for the zero
-// value, Kafka's default).
-func (p CleanupPolicy) Delete() bool { return p == 0 || p&CleanupDelete != 0 }
-
-// Compact reports whether the policy includes compact.
-func (p CleanupPolicy) Compact() bool { return p&CleanupCompact != 0 }
-
-// String renders the policy as Kafka writes it.
-func (p CleanupPolicy) String() string {
-	switch {
-	case p.Compact() && p.Delete():
-		return "compact,delete"
-	case p.Compact():
-		return "compact"
-	}
-	return "delete"
-}
-
-// Policy is a log's retention settings, with Kafka's topic-level names. A
-// zero field means Kafka's default.
+// Policy is a log's retention settings, with Kafka's topic-level names.
+// Every field means what it says, zero included: start from
+// DefaultPolicy and set what differs.
 type Policy struct {
 	// CleanupPolicy is cleanup.policy. Without delete, only the log start
 	// offset rule runs (segments wholly below the log start offset go).
-	CleanupPolicy CleanupPolicy
+	// It must hold delete, compact or both.
+	CleanupPolicy segment.CleanupPolicy
 	// RetentionMs is retention.ms: a segment whose largest timestamp is
-	// older than this goes. Default 7 days; negative (Unlimited) turns the
+	// more than this older than now goes (0: every segment whose
+	// timestamps are all in the past). Negative (Unlimited) turns the
 	// rule off.
 	RetentionMs time.Duration
 	// RetentionBytes is retention.bytes: the oldest segments go while the
-	// log would still be at least this large without them. Default and
-	// negative: Unlimited. (Kafka's 0 would delete every sealed segment;
-	// here 0 means the default, so say 1 for that.)
+	// log would still be at least this large without them (0: every
+	// segment, the active one rolled first when it is not empty).
+	// Negative (Unlimited) turns the rule off.
 	RetentionBytes int64
 }
 
-// WithDefaults returns p with zero fields set to Kafka's defaults.
-func (p Policy) WithDefaults() Policy {
-	if p.CleanupPolicy == 0 {
-		p.CleanupPolicy = CleanupDelete
-	}
-	if p.RetentionMs == 0 {
-		p.RetentionMs = DefaultRetentionMs
-	}
-	if p.RetentionBytes == 0 {
-		p.RetentionBytes = Unlimited
-	}
-	return p
+// DefaultPolicy is Kafka's default retention: cleanup.policy=delete,
+// retention.ms 7 days, retention.bytes unlimited.
+func DefaultPolicy() Policy {
+	return Policy{CleanupPolicy: segment.CleanupDelete, RetentionMs: DefaultRetentionMs, RetentionBytes: Unlimited}
 }
 
 // timeRuleOn reports whether retention.ms applies.
@@ -108,8 +59,9 @@ func (p Policy) timeRuleOn() bool { return p.RetentionMs >= 0 }
 func (p Policy) sizeRuleOn() bool { return p.RetentionBytes >= 0 }
 
 func (p Policy) validate() error {
-	if p.CleanupPolicy&^(CleanupDelete|CleanupCompact) != 0 {
-		return fmt.Errorf("%w: cleanup.policy bits %#x", ErrInvalidPolicy, uint8(p.CleanupPolicy))
+	if !p.CleanupPolicy.Valid() {
+		return fmt.Errorf("%w: cleanup.policy %#x must hold delete, compact or both (start from DefaultPolicy)",
+			ErrInvalidPolicy, uint8(p.CleanupPolicy))
 	}
 	return nil
 }

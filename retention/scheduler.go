@@ -23,7 +23,7 @@ type SchedulerConfig struct {
 	// Logs lists the logs to check; it is called at every check, so logs
 	// may come and go. Required.
 	Logs func() []*segment.Log
-	// Policy gives a log's retention policy. nil means Kafka's defaults
+	// Policy gives a log's retention policy. nil means DefaultPolicy
 	// (delete, 7 days, no size limit) for every log.
 	Policy func(*segment.Log) Policy
 	// UpperBound gives the offset no deletion may reach (a broker passes
@@ -68,7 +68,7 @@ func NewScheduler(cfg SchedulerConfig) (*Scheduler, error) {
 		cfg.InitialDelay = DefaultInitialDelay
 	}
 	if cfg.Policy == nil {
-		cfg.Policy = func(*segment.Log) Policy { return Policy{} }
+		cfg.Policy = func(*segment.Log) Policy { return DefaultPolicy() }
 	}
 	if cfg.UpperBound == nil {
 		cfg.UpperBound = (*segment.Log).EndOffset

@@ -24,11 +24,11 @@ func TestSchedulerAppliesEachLogsPolicyEveryInterval(t *testing.T) {
 	var logs []*segment.Log
 	policies := map[*segment.Log]retention.Policy{}
 	for _, p := range []retention.Policy{
-		{RetentionMs: hour},                                          // delete: its old segments go
-		{RetentionMs: retention.Unlimited},                           // delete, unlimited: nothing goes
-		{CleanupPolicy: retention.CleanupCompact, RetentionMs: hour}, // left to the cleaner
+		{CleanupPolicy: segment.CleanupDelete, RetentionMs: hour, RetentionBytes: retention.Unlimited},                // delete: its old segments go
+		{CleanupPolicy: segment.CleanupDelete, RetentionMs: retention.Unlimited, RetentionBytes: retention.Unlimited}, // delete, unlimited: nothing goes
+		{CleanupPolicy: segment.CleanupCompact, RetentionMs: hour, RetentionBytes: retention.Unlimited},               // left to the cleaner
 	} {
-		l := openLog(t, t.TempDir(), segment.Config{})
+		l := openLog(t, t.TempDir(), logConfig())
 		defer l.Close()
 		segmentsAt(t, l, t0, t0)
 		logs = append(logs, l)
@@ -67,15 +67,17 @@ func TestSchedulerAppliesEachLogsPolicyEveryInterval(t *testing.T) {
 // the log-start-offset rule applies to cleanup.policy=compact.
 func TestSchedulerIncludeCompacted(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	l := openLog(t, t.TempDir(), segment.Config{})
+	l := openLog(t, t.TempDir(), logConfig())
 	defer l.Close()
 	segmentsAt(t, l, t0, t0, t0)
 	if err := l.SetStartOffset(15); err != nil {
 		t.Fatal(err)
 	}
+	p := retention.DefaultPolicy()
+	p.CleanupPolicy = segment.CleanupCompact
 	s, err := retention.NewScheduler(retention.SchedulerConfig{
 		Logs:             func() []*segment.Log { return []*segment.Log{l} },
-		Policy:           func(*segment.Log) retention.Policy { return retention.Policy{CleanupPolicy: retention.CleanupCompact} },
+		Policy:           func(*segment.Log) retention.Policy { return p },
 		IncludeCompacted: true,
 	})
 	if err != nil {
@@ -111,7 +113,10 @@ func TestSchedulerStopsWithContext(t *testing.T) {
 // file.delete.delay.ms; a read that loses the race gets a clean
 // OFFSET_OUT_OF_RANGE, never garbage. Run with -race.
 func TestReadersDuringRetentionSeeValidBatchesOrOutOfRange(t *testing.T) {
-	l := openLog(t, t.TempDir(), segment.Config{SegmentBytes: 4096, FileDeleteDelay: time.Millisecond})
+	cfg := logConfig()
+	cfg.SegmentBytes = 4096
+	cfg.FileDeleteDelay = time.Millisecond
+	l := openLog(t, t.TempDir(), cfg)
 	defer l.Close()
 	for i := range 200 {
 		if _, err := l.Append(batch(t, 4, 50, t0.Add(time.Duration(i)*time.Minute).UnixMilli())); err != nil {
@@ -151,7 +156,9 @@ func TestReadersDuringRetentionSeeValidBatchesOrOutOfRange(t *testing.T) {
 	}
 	for i := range 200 {
 		now := t0.Add(time.Duration(i+60) * time.Minute)
-		if _, err := retention.Enforce(l, retention.Policy{RetentionMs: hour}, l.EndOffset(), now); err != nil {
+		p := retention.DefaultPolicy()
+		p.RetentionMs = hour
+		if _, err := retention.Enforce(l, p, l.EndOffset(), now); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -106,7 +106,7 @@ func BenchmarkAppend(b *testing.B) {
 		b.Run("batch="+storage.SizeName(size), func(b *testing.B) {
 			c := benchCalibration(b)
 			batch := benchBatch(b, size, max(1, size>>10))
-			l := benchLog(b, segment.Config{})
+			l := benchLog(b, segment.DefaultConfig())
 			appended := benchAppendN(b, l, batch, true)
 			total := int64(b.N) * int64(len(batch))
 			b.ReportMetric(diskmodel.Ratio(b.Elapsed(), c.PredictSequentialWrite(total)), "x-model")
@@ -150,7 +150,9 @@ func BenchmarkAppendCPU(b *testing.B) {
 	for _, size := range append([]int{4 << 10}, storage.AppendBatchSizes...) {
 		b.Run("batch="+storage.SizeName(size), func(b *testing.B) {
 			batch := benchBatch(b, size, max(1, size>>10))
-			l := benchLog(b, segment.Config{FS: benchDiscardFS{}})
+			cfg := segment.DefaultConfig()
+			cfg.FS = benchDiscardFS{}
+			l := benchLog(b, cfg)
 			benchAppendN(b, l, batch, false)
 		})
 	}
@@ -164,7 +166,9 @@ func BenchmarkAppendFlushEveryBatch(b *testing.B) {
 		b.Run("batch="+storage.SizeName(size), func(b *testing.B) {
 			c := benchCalibration(b)
 			batch := benchBatch(b, size, max(1, size>>10))
-			l := benchLog(b, segment.Config{FlushMessages: 1})
+			cfg := segment.DefaultConfig()
+			cfg.FlushMessages = 1
+			l := benchLog(b, cfg)
 			benchAppendN(b, l, batch, false)
 			total := int64(b.N) * int64(len(batch))
 			b.ReportMetric(diskmodel.Ratio(b.Elapsed(), c.PredictWriteWithFsync(total, int64(len(batch)), 1)), "x-model")
@@ -178,7 +182,7 @@ func BenchmarkAppendAllocs(b *testing.B) {
 	for _, records := range []int{1, 1000} {
 		b.Run(fmt.Sprintf("records=%d", records), func(b *testing.B) {
 			batch := benchBatch(b, records*48+record.BatchHeaderSize, records)
-			l := benchLog(b, segment.Config{})
+			l := benchLog(b, segment.DefaultConfig())
 			benchAppendN(b, l, batch, false)
 		})
 	}
@@ -193,7 +197,7 @@ func TestAppendAllocsDoNotGrowWithRecordCount(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, err := storage.OpenLog(t.TempDir(), segment.Config{})
+		l, err := storage.OpenLog(t.TempDir(), segment.DefaultConfig())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,7 +220,7 @@ func TestAppendAllocsDoNotGrowWithRecordCount(t *testing.T) {
 // default), in a directory removed when the calling benchmark ends.
 func benchReadLog(b *testing.B) *segment.Log {
 	b.Helper()
-	l := benchLog(b, segment.Config{})
+	l := benchLog(b, segment.DefaultConfig())
 	batch := benchBatch(b, storage.ReadBatchBytes, storage.ReadBatchBytes>>10)
 	if _, err := storage.Append(l, batch, storage.Limit{Bytes: *benchLogBytes}, benchNopTask{}); err != nil {
 		b.Fatal(err)
@@ -306,7 +310,7 @@ func BenchmarkRecover(b *testing.B) {
 					}
 				}
 				b.StartTimer()
-				rl, _, err := storage.Recover(dir, segment.Config{})
+				rl, _, err := storage.Recover(dir, segment.DefaultConfig())
 				b.StopTimer()
 				if err != nil {
 					b.Fatal(err)

@@ -17,7 +17,10 @@ import (
 // see whole, valid batches with the right content, or a clean
 // out-of-range error for offsets that were deleted under them.
 func TestConcurrentReadersSeeWholeBatches(t *testing.T) {
-	l := open(t, t.TempDir(), segment.Config{SegmentBytes: 8192, FileDeleteDelay: time.Millisecond})
+	cfg := segment.DefaultConfig()
+	cfg.SegmentBytes = 8192
+	cfg.FileDeleteDelay = time.Millisecond
+	l := open(t, t.TempDir(), cfg)
 	defer l.Close()
 	var stop atomic.Bool
 	var wg sync.WaitGroup
@@ -118,7 +121,11 @@ func readAndCheck(l *segment.Log) error {
 // is retried on the live ones.
 func TestReadersSurviveSegmentReplacement(t *testing.T) {
 	// No fsyncs: this is about file handles, not durability.
-	l := open(t, t.TempDir(), segment.Config{SegmentBytes: 4096, FileDeleteDelay: time.Millisecond, FS: noSyncFS()})
+	cfg := segment.DefaultConfig()
+	cfg.SegmentBytes = 4096
+	cfg.FileDeleteDelay = time.Millisecond
+	cfg.FS = noSyncFS()
+	l := open(t, t.TempDir(), cfg)
 	defer l.Close()
 	for i := 0; i < 200; i++ {
 		b, err := killBatch(l.EndOffset())

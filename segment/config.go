@@ -20,13 +20,24 @@ const (
 	DefaultFileDeleteDelay    = 60 * time.Second // file.delete.delay.ms
 	// DefaultProducerIDExpiration is producer.id.expiration.ms.
 	DefaultProducerIDExpiration = 24 * time.Hour
+	// FlushNever, as FlushMs, turns time-based flushing off: Kafka's
+	// default flush.ms, Long.MAX_VALUE milliseconds, past what a
+	// time.Duration holds.
+	FlushNever = time.Duration(math.MaxInt64)
+	// DefaultFlushMessages is flush.messages's default, Long.MAX_VALUE:
+	// never flush by count.
+	DefaultFlushMessages = math.MaxInt64
 	// minSegmentBytes is Kafka's lower bound for segment.bytes (LegacyRecord.RECORD_OVERHEAD_V0 = 14).
 	minSegmentBytes = 14
 )
 
 // Config is a partition log's configuration. Each field carries the name
-// of the Kafka topic-level setting it mirrors; a zero value means Kafka's
-// default.
+// of the Kafka topic-level setting it mirrors and means what it says,
+// zero included (index.interval.bytes=0 indexes every batch,
+// file.delete.delay.ms=0 deletes at once): start from DefaultConfig and
+// set what differs. A zero where Kafka allows none (segment.bytes,
+// segment.ms, ...) fails Open with ErrInvalidConfig. Only the fields that
+// are not Kafka settings take a default when nil.
 type Config struct {
 	// SegmentBytes is segment.bytes: a segment rolls before an append
 	// that would take it past this size. Default 1 GiB.
@@ -40,25 +51,28 @@ type Config struct {
 	SegmentJitterMs time.Duration
 	// IndexIntervalBytes is index.interval.bytes: an offset and a time
 	// index entry are added once this many bytes were appended since the
-	// last entry. Default 4096.
+	// last entry; 0 indexes every batch but a segment's first. Default
+	// 4096.
 	IndexIntervalBytes int
 	// SegmentIndexBytes is segment.index.bytes: the preallocated size of
 	// each index file; a full index rolls the segment. Default 10 MiB.
 	SegmentIndexBytes int
 	// FlushMessages is flush.messages: the log is fsynced once this many
 	// messages (offsets) were appended since the recovery point. 1 means
-	// every append is durable before Append returns. 0 means Kafka's
-	// default, never.
+	// every append is durable before Append returns. At least 1; Kafka's
+	// default, DefaultFlushMessages, means never.
 	FlushMessages int64
 	// FlushMs is flush.ms: the log is fsynced when this long has passed
-	// since the last flush. 0 means Kafka's default, never.
+	// since the last flush. 0 means no message waits for a flush: every
+	// append is durable before Append returns, as with FlushMessages 1.
+	// Kafka's default, FlushNever, means never.
 	FlushMs time.Duration
 	// MaxMessageBytes is max.message.bytes: the largest batch the log
 	// accepts. Default 1048588.
 	MaxMessageBytes int
 	// FileDeleteDelay is file.delete.delay.ms: how long a removed
-	// segment's files stay (renamed *.deleted) so reads in progress finish.
-	// Default 60 s.
+	// segment's files stay (renamed *.deleted) so reads in progress finish;
+	// 0 deletes them at once. Default 60 s.
 	FileDeleteDelay time.Duration
 	// ProducerIDExpiration is producer.id.expiration.ms: an idempotent
 	// producer whose last batch's timestamp is this far in the past, and
@@ -101,33 +115,26 @@ type ManagedState struct {
 	LogStartOffset int64 // from log-start-offset-checkpoint, -1 if absent
 }
 
-// withDefaults returns c with every zero field set to Kafka's default, or
-// an error naming the first invalid setting.
-func (c Config) withDefaults() (Config, error) {
-	if c.SegmentBytes == 0 {
-		c.SegmentBytes = DefaultSegmentBytes
+// DefaultConfig is Kafka's topic-level defaults (LogConfig), the same
+// numbers as the config package's tables, with the operating system's
+// file system, slog.Default() and time.Now.
+func DefaultConfig() Config {
+	return Config{
+		SegmentBytes:         DefaultSegmentBytes,
+		SegmentMs:            DefaultSegmentMs,
+		IndexIntervalBytes:   DefaultIndexIntervalBytes,
+		SegmentIndexBytes:    DefaultSegmentIndexBytes,
+		FlushMessages:        DefaultFlushMessages,
+		FlushMs:              FlushNever,
+		MaxMessageBytes:      DefaultMaxMessageBytes,
+		FileDeleteDelay:      DefaultFileDeleteDelay,
+		ProducerIDExpiration: DefaultProducerIDExpiration,
 	}
-	if c.SegmentMs == 0 {
-		c.SegmentMs = DefaultSegmentMs
-	}
-	if c.IndexIntervalBytes == 0 {
-		c.IndexIntervalBytes = DefaultIndexIntervalBytes
-	}
-	if c.SegmentIndexBytes == 0 {
-		c.SegmentIndexBytes = DefaultSegmentIndexBytes
-	}
-	if c.FlushMessages == 0 {
-		c.FlushMessages = math.MaxInt64
-	}
-	if c.MaxMessageBytes == 0 {
-		c.MaxMessageBytes = DefaultMaxMessageBytes
-	}
-	if c.FileDeleteDelay == 0 {
-		c.FileDeleteDelay = DefaultFileDeleteDelay
-	}
-	if c.ProducerIDExpiration == 0 {
-		c.ProducerIDExpiration = DefaultProducerIDExpiration
-	}
+}
+
+// checked returns c with its nil hooks set, or an error naming the first
+// invalid setting.
+func (c Config) checked() (Config, error) {
 	if c.FS == nil {
 		c.FS = OSFS{}
 	}
@@ -140,10 +147,22 @@ func (c Config) withDefaults() (Config, error) {
 	return c, c.validate()
 }
 
+// flushEvery is the number of appended offsets after which an append
+// flushes: flush.messages, or 1 when flush.ms=0 lets no message wait.
+func (c Config) flushEvery() int64 {
+	if c.FlushMs == 0 {
+		return 1
+	}
+	return c.FlushMessages
+}
+
+// flushTicks reports whether flush.ms needs the flusher's ticker.
+func flushTicks(flushMs time.Duration) bool { return flushMs > 0 && flushMs < FlushNever }
+
 func (c Config) validate() error {
 	switch {
 	case c.SegmentBytes < minSegmentBytes || c.SegmentBytes > math.MaxInt32:
-		return fmt.Errorf("%w: segment.bytes=%d must be in [%d, %d]", ErrInvalidConfig, c.SegmentBytes, minSegmentBytes, math.MaxInt32)
+		return fmt.Errorf("%w: segment.bytes=%d must be in [%d, %d] (start from DefaultConfig)", ErrInvalidConfig, c.SegmentBytes, minSegmentBytes, math.MaxInt32)
 	case c.SegmentMs < time.Millisecond:
 		return fmt.Errorf("%w: segment.ms=%v must be at least 1 ms", ErrInvalidConfig, c.SegmentMs)
 	case c.SegmentJitterMs < 0:
@@ -173,7 +192,7 @@ func (c Config) validate() error {
 // created from now on.
 func (l *Log) UpdateConfig(c Config) error {
 	c.FS, c.Logger, c.Now, c.Managed, c.OnFlush = l.cfg.FS, l.cfg.Logger, l.cfg.Now, l.cfg.Managed, l.cfg.OnFlush
-	c, err := c.withDefaults()
+	c, err := c.checked()
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,11 @@ import (
 // crashCfg gives small segments so that a few dozen batches span several,
 // and skips fsyncs: these tests check what recovery does with the bytes
 // it finds, not durability (TestPowerLoss and the kill test do that).
-var crashCfg = segment.Config{SegmentBytes: 2048, IndexIntervalBytes: 256, SegmentIndexBytes: 1024, FS: noSyncFS()}
+var crashCfg = func() segment.Config {
+	c := segment.DefaultConfig()
+	c.SegmentBytes, c.IndexIntervalBytes, c.SegmentIndexBytes, c.FS = 2048, 256, 1024, noSyncFS()
+	return c
+}()
 
 func noSyncFS() *segmenttest.FaultFS {
 	fs := segmenttest.NewFaultFS()

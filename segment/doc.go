@@ -2,7 +2,9 @@
 // in Kafka's on-disk format, usable as a library without any broker.
 // Batches are built, validated and decoded by package record.
 //
-//	log, err := segment.Open(dir, segment.Config{SegmentBytes: 64 << 20, FlushMessages: 1})
+//	cfg := segment.DefaultConfig() // Kafka's topic-level defaults
+//	cfg.SegmentBytes, cfg.FlushMessages = 64<<20, 1
+//	log, err := segment.Open(dir, cfg)
 //	b := record.NewBatchBuilder(record.CompressionZstd)
 //	b.Append(record.Record{Key: k, Value: v})
 //	batch, err := b.Build()

@@ -13,7 +13,10 @@ func Example() {
 	dir, _ := os.MkdirTemp("", "orders-0")
 	defer os.RemoveAll(dir)
 
-	log, err := segment.Open(dir, segment.Config{SegmentBytes: 64 << 20, FlushMessages: 1})
+	cfg := segment.DefaultConfig()
+	cfg.SegmentBytes = 64 << 20
+	cfg.FlushMessages = 1
+	log, err := segment.Open(dir, cfg)
 	if err != nil {
 		panic(err)
 	}

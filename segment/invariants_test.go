@@ -4,7 +4,7 @@ import "testing"
 
 // The append invariants catch what they name.
 func TestCheckAppendCatchesViolations(t *testing.T) {
-	cfg, _ := Config{}.withDefaults()
+	cfg, _ := DefaultConfig().checked()
 	s, err := createSegment(t.TempDir(), 100, &cfg, "")
 	if err != nil {
 		t.Fatal(err)

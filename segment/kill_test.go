@@ -51,7 +51,10 @@ func TestMain(m *testing.M) {
 
 // killChild is the child process of TestKillNineKeepsAcknowledgedAppends.
 func killChild(dir string) {
-	l, err := segment.Open(dir, segment.Config{FlushMessages: 1, SegmentBytes: 16 << 10})
+	cfg := segment.DefaultConfig()
+	cfg.FlushMessages = 1
+	cfg.SegmentBytes = 16 << 10
+	l, err := segment.Open(dir, cfg)
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(2)
@@ -87,7 +90,9 @@ func TestKillNineKeepsAcknowledgedAppends(t *testing.T) {
 	acked := map[int64]int64{} // first offset -> last offset
 	for round := 0; round < 20; round++ {
 		runAndKill(t, dir, time.Duration(20+rand.IntN(150))*time.Millisecond, acked)
-		l := open(t, dir, segment.Config{SegmentBytes: 16 << 10})
+		cfg := segment.DefaultConfig()
+		cfg.SegmentBytes = 16 << 10
+		l := open(t, dir, cfg)
 		for first, last := range acked {
 			got, err := l.ReadBytes(first, 1)
 			if err != nil {

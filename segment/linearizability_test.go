@@ -57,7 +57,10 @@ var linearLog = porcupine.Model{
 // append had not begun.
 func TestLogIsLinearizable(t *testing.T) {
 	for round := 0; round < 5; round++ {
-		l := open(t, t.TempDir(), segment.Config{SegmentBytes: 1024, FS: noSyncFS()})
+		cfg := segment.DefaultConfig()
+		cfg.SegmentBytes = 1024
+		cfg.FS = noSyncFS()
+		l := open(t, t.TempDir(), cfg)
 		var mu sync.Mutex
 		var history []porcupine.Operation
 		observe := func(client int, in logOp, call time.Time, out int64) {

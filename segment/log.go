@@ -184,7 +184,7 @@ func (l *Log) appendLeader(b []byte, stamp bool, epoch int32) (AppendInfo, error
 	if err == nil {
 		l.producers.commit(next)
 	}
-	flushMessages := l.cfg.FlushMessages
+	flushMessages := l.cfg.flushEvery()
 	l.mu.Unlock()
 	if err != nil {
 		return info, err
@@ -224,7 +224,7 @@ func (l *Log) AppendReplicated(b []byte) (AppendInfo, error) {
 		// Kafka: a follower updates producer state without checks.
 		l.producers.applyReplicatedBatches(b, next)
 	}
-	flushMessages := l.cfg.FlushMessages
+	flushMessages := l.cfg.flushEvery()
 	l.mu.Unlock()
 	if err != nil {
 		return info, err
@@ -606,7 +606,7 @@ func (l *Log) flusher(flushMs time.Duration) {
 			ticker.Stop()
 			ticker, tick = nil, nil
 		}
-		if d > 0 {
+		if flushTicks(d) {
 			// Checked four times per flush.ms: a flush is due flush.ms after
 			// the previous one started, and a tick of flush.ms itself would
 			// find it just short of due and wait a second period.

@@ -77,7 +77,7 @@ func equalBatches(t *testing.T, got, want [][]byte) {
 }
 
 func TestAppendAssignsDenseOffsetsAndReadsBack(t *testing.T) {
-	l := open(t, t.TempDir(), segment.Config{})
+	l := open(t, t.TempDir(), segment.DefaultConfig())
 	defer l.Close()
 	want := appendN(t, l, 50, 7, 100, 1)
 	if got := l.EndOffset(); got != 350 {
@@ -97,7 +97,7 @@ func TestAppendAssignsDenseOffsetsAndReadsBack(t *testing.T) {
 }
 
 func TestReadAtEndIsEmptyAndPastEndIsOutOfRange(t *testing.T) {
-	l := open(t, t.TempDir(), segment.Config{})
+	l := open(t, t.TempDir(), segment.DefaultConfig())
 	defer l.Close()
 	appendN(t, l, 1, 3, 10, 1)
 	r, err := l.Read(3, 1<<20)
@@ -114,7 +114,7 @@ func TestReadAtEndIsEmptyAndPastEndIsOutOfRange(t *testing.T) {
 
 // Kafka: KIP-74, a first batch larger than the fetch size is still returned.
 func TestReadReturnsAtLeastOneBatch(t *testing.T) {
-	l := open(t, t.TempDir(), segment.Config{})
+	l := open(t, t.TempDir(), segment.DefaultConfig())
 	defer l.Close()
 	want := appendN(t, l, 2, 10, 1000, 1)
 	buf, err := l.ReadBytes(0, 10)
@@ -128,7 +128,7 @@ func TestReadReturnsAtLeastOneBatch(t *testing.T) {
 }
 
 func TestReadBoundedStopsBeforeUpTo(t *testing.T) {
-	l := open(t, t.TempDir(), segment.Config{})
+	l := open(t, t.TempDir(), segment.DefaultConfig())
 	defer l.Close()
 	want := appendN(t, l, 5, 2, 50, 1) // offsets 0..9, batches at 0,2,4,6,8
 	buf, err := l.ReadBounded(0, 1<<20, 6, true)
@@ -144,7 +144,9 @@ func TestReadBoundedStopsBeforeUpTo(t *testing.T) {
 // Kafka: LogSegment.shouldRoll on segment.bytes; files named by base offset.
 func TestRollOnSegmentBytes(t *testing.T) {
 	dir := t.TempDir()
-	l := open(t, dir, segment.Config{SegmentBytes: 4096})
+	cfg := segment.DefaultConfig()
+	cfg.SegmentBytes = 4096
+	l := open(t, dir, cfg)
 	want := appendN(t, l, 40, 5, 200, 1)
 	segs := l.Segments()
 	if len(segs) < 10 {
@@ -165,7 +167,9 @@ func TestRollOnSegmentBytes(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	l = open(t, dir, segment.Config{SegmentBytes: 4096})
+	cfg = segment.DefaultConfig()
+	cfg.SegmentBytes = 4096
+	l = open(t, dir, cfg)
 	defer l.Close()
 	if !l.Recovery().CleanShutdown || l.Recovery().SegmentsRecovered != 0 {
 		t.Fatalf("clean reopen recovered: %+v", l.Recovery())
@@ -178,7 +182,9 @@ func TestRollOnSegmentBytes(t *testing.T) {
 }
 
 func TestRollOnSegmentMs(t *testing.T) {
-	l := open(t, t.TempDir(), segment.Config{SegmentMs: time.Hour})
+	cfg := segment.DefaultConfig()
+	cfg.SegmentMs = time.Hour
+	l := open(t, t.TempDir(), cfg)
 	defer l.Close()
 	t0 := time.Now().UnixMilli()
 	for i, ts := range []int64{t0, t0 + 1000, t0 + 3600_000 + 1, t0 + 3600_000 + 2} {
@@ -194,7 +200,10 @@ func TestRollOnSegmentMs(t *testing.T) {
 
 func TestRollOnFullIndex(t *testing.T) {
 	// 48 bytes: 6 offset entries, 4 time entries of which one is reserved.
-	l := open(t, t.TempDir(), segment.Config{SegmentIndexBytes: 48, IndexIntervalBytes: 1})
+	cfg := segment.DefaultConfig()
+	cfg.SegmentIndexBytes = 48
+	cfg.IndexIntervalBytes = 1
+	l := open(t, t.TempDir(), cfg)
 	defer l.Close()
 	ts := time.Now().UnixMilli()
 	for i := 0; i < 20; i++ {
@@ -208,7 +217,9 @@ func TestRollOnFullIndex(t *testing.T) {
 }
 
 func TestRejectsInvalidBatchesAndStoresNothing(t *testing.T) {
-	l := open(t, t.TempDir(), segment.Config{MaxMessageBytes: 2000})
+	cfg := segment.DefaultConfig()
+	cfg.MaxMessageBytes = 2000
+	l := open(t, t.TempDir(), cfg)
 	defer l.Close()
 	good := segmenttest.Batch(t, 3, 10, 1, 0)
 	bad := append([]byte(nil), good...)
@@ -231,7 +242,10 @@ func TestRejectsInvalidBatchesAndStoresNothing(t *testing.T) {
 }
 
 func TestFlushMessagesOneMakesEveryAppendDurable(t *testing.T) {
-	l := open(t, t.TempDir(), segment.Config{FlushMessages: 1, SegmentBytes: 2048})
+	cfg := segment.DefaultConfig()
+	cfg.FlushMessages = 1
+	cfg.SegmentBytes = 2048
+	l := open(t, t.TempDir(), cfg)
 	defer l.Close()
 	for i := 0; i < 30; i++ {
 		info, err := l.Append(segmenttest.Batch(t, 2, 100, int64(i), 0))
@@ -245,7 +259,7 @@ func TestFlushMessagesOneMakesEveryAppendDurable(t *testing.T) {
 }
 
 func TestNoFlushPolicyLeavesRecoveryPointBehind(t *testing.T) {
-	l := open(t, t.TempDir(), segment.Config{})
+	l := open(t, t.TempDir(), segment.DefaultConfig())
 	defer l.Close()
 	appendN(t, l, 10, 2, 10, 1)
 	if rp := l.RecoveryPoint(); rp != 0 {
@@ -260,7 +274,9 @@ func TestNoFlushPolicyLeavesRecoveryPointBehind(t *testing.T) {
 }
 
 func TestFlushMsFlushesInTheBackground(t *testing.T) {
-	l := open(t, t.TempDir(), segment.Config{FlushMs: 20 * time.Millisecond})
+	cfg := segment.DefaultConfig()
+	cfg.FlushMs = 20 * time.Millisecond
+	l := open(t, t.TempDir(), cfg)
 	defer l.Close()
 	appendN(t, l, 3, 1, 10, 1)
 	deadline := time.Now().Add(5 * time.Second)
@@ -275,7 +291,9 @@ func TestFlushMsFlushesInTheBackground(t *testing.T) {
 // Kafka: a rolled segment is flushed asynchronously and the recovery
 // point moves past it.
 func TestRolledSegmentsAreFlushedOffThePath(t *testing.T) {
-	l := open(t, t.TempDir(), segment.Config{SegmentBytes: 1024})
+	cfg := segment.DefaultConfig()
+	cfg.SegmentBytes = 1024
+	l := open(t, t.TempDir(), cfg)
 	defer l.Close()
 	appendN(t, l, 20, 1, 200, 1)
 	segs := l.Segments()
@@ -290,7 +308,9 @@ func TestRolledSegmentsAreFlushedOffThePath(t *testing.T) {
 
 func TestWriteErrorIsSticky(t *testing.T) {
 	fs := segmenttest.NewFaultFS()
-	l := open(t, t.TempDir(), segment.Config{FS: fs})
+	cfg := segment.DefaultConfig()
+	cfg.FS = fs
+	l := open(t, t.TempDir(), cfg)
 	defer l.Close()
 	appendN(t, l, 2, 1, 10, 1)
 	fs.CutWritesAfter(5)
@@ -305,7 +325,10 @@ func TestWriteErrorIsSticky(t *testing.T) {
 
 func TestFailedFsyncFailsTheAppendAndSticks(t *testing.T) {
 	fs := segmenttest.NewFaultFS()
-	l := open(t, t.TempDir(), segment.Config{FS: fs, FlushMessages: 1})
+	cfg := segment.DefaultConfig()
+	cfg.FS = fs
+	cfg.FlushMessages = 1
+	l := open(t, t.TempDir(), cfg)
 	defer l.Close()
 	appendN(t, l, 1, 1, 10, 1)
 	fs.FailSyncs(true)
@@ -321,7 +344,9 @@ func TestFailedFsyncFailsTheAppendAndSticks(t *testing.T) {
 // Kafka: UnifiedLog.truncateTo, as a follower does after a leader change.
 func TestTruncateTo(t *testing.T) {
 	dir := t.TempDir()
-	l := open(t, dir, segment.Config{SegmentBytes: 1024})
+	cfg := segment.DefaultConfig()
+	cfg.SegmentBytes = 1024
+	l := open(t, dir, cfg)
 	want := appendN(t, l, 30, 2, 100, 1) // batch i holds offsets 2i, 2i+1
 	if err := l.TruncateTo(31); err != nil {
 		t.Fatal(err)
@@ -336,14 +361,18 @@ func TestTruncateTo(t *testing.T) {
 		t.Fatalf("append after truncation at offset %d", h.BaseOffset)
 	}
 	l.Close()
-	l = open(t, dir, segment.Config{SegmentBytes: 1024})
+	cfg = segment.DefaultConfig()
+	cfg.SegmentBytes = 1024
+	l = open(t, dir, cfg)
 	defer l.Close()
 	equalBatches(t, readAll(t, l), append(want[:15:15], again...))
 }
 
 func TestTruncateFullyAndStartAt(t *testing.T) {
 	dir := t.TempDir()
-	l := open(t, dir, segment.Config{SegmentBytes: 1024})
+	cfg := segment.DefaultConfig()
+	cfg.SegmentBytes = 1024
+	l := open(t, dir, cfg)
 	appendN(t, l, 20, 1, 100, 1)
 	if err := l.TruncateFullyAndStartAt(1000); err != nil {
 		t.Fatal(err)
@@ -353,7 +382,9 @@ func TestTruncateFullyAndStartAt(t *testing.T) {
 	}
 	appendN(t, l, 1, 1, 10, 1)
 	l.Close()
-	l = open(t, dir, segment.Config{SegmentBytes: 1024})
+	cfg = segment.DefaultConfig()
+	cfg.SegmentBytes = 1024
+	l = open(t, dir, cfg)
 	defer l.Close()
 	if l.StartOffset() != 1000 || l.EndOffset() != 1001 {
 		t.Fatalf("after reopen: start %d end %d", l.StartOffset(), l.EndOffset())
@@ -364,7 +395,10 @@ func TestTruncateFullyAndStartAt(t *testing.T) {
 // file.delete.delay.ms; in-flight readers keep their file.
 func TestDeleteSegmentsKeepsReadsInProgressWhole(t *testing.T) {
 	dir := t.TempDir()
-	l := open(t, dir, segment.Config{SegmentBytes: 1024, FileDeleteDelay: time.Hour})
+	cfg := segment.DefaultConfig()
+	cfg.SegmentBytes = 1024
+	cfg.FileDeleteDelay = time.Hour
+	l := open(t, dir, cfg)
 	defer l.Close()
 	want := appendN(t, l, 20, 1, 200, 1)
 	region, err := l.Read(0, 1<<20)
@@ -393,7 +427,9 @@ func TestDeleteSegmentsKeepsReadsInProgressWhole(t *testing.T) {
 }
 
 func TestDeleteAllSegmentsRollsFirst(t *testing.T) {
-	l := open(t, t.TempDir(), segment.Config{FileDeleteDelay: time.Millisecond})
+	cfg := segment.DefaultConfig()
+	cfg.FileDeleteDelay = time.Millisecond
+	l := open(t, t.TempDir(), cfg)
 	defer l.Close()
 	appendN(t, l, 5, 1, 10, 1)
 	if _, err := l.DeleteSegmentsBefore(5); err != nil {
@@ -410,13 +446,13 @@ func TestDeleteAllSegmentsRollsFirst(t *testing.T) {
 
 func TestStartOffsetIsCheckpointed(t *testing.T) {
 	dir := t.TempDir()
-	l := open(t, dir, segment.Config{})
+	l := open(t, dir, segment.DefaultConfig())
 	appendN(t, l, 10, 1, 10, 1)
 	if err := l.SetStartOffset(4); err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
-	l = open(t, dir, segment.Config{})
+	l = open(t, dir, segment.DefaultConfig())
 	defer l.Close()
 	if l.StartOffset() != 4 {
 		t.Fatalf("start offset %d after reopen, want 4", l.StartOffset())
@@ -433,7 +469,10 @@ func TestStartOffsetIsCheckpointed(t *testing.T) {
 
 // Kafka: ListOffsets by timestamp returns the first record with ts >= T.
 func TestOffsetForTime(t *testing.T) {
-	l := open(t, t.TempDir(), segment.Config{SegmentBytes: 2048, IndexIntervalBytes: 100})
+	cfg := segment.DefaultConfig()
+	cfg.SegmentBytes = 2048
+	cfg.IndexIntervalBytes = 100
+	l := open(t, t.TempDir(), cfg)
 	defer l.Close()
 	base := time.Now().UnixMilli()
 	for i := 0; i < 100; i++ {
@@ -454,7 +493,7 @@ func TestOffsetForTime(t *testing.T) {
 }
 
 func TestAppendReplicatedKeepsOffsetsAndRejectsGoingBack(t *testing.T) {
-	l := open(t, t.TempDir(), segment.Config{})
+	l := open(t, t.TempDir(), segment.DefaultConfig())
 	defer l.Close()
 	b := segmenttest.WithBase(segmenttest.Batch(t, 3, 10, 1, 0), 0)
 	c := segmenttest.WithBase(segmenttest.Batch(t, 3, 10, 2, 0), 3)
@@ -469,13 +508,13 @@ func TestAppendReplicatedKeepsOffsetsAndRejectsGoingBack(t *testing.T) {
 
 func TestLeftoversAreCleanedAtOpen(t *testing.T) {
 	dir := t.TempDir()
-	l := open(t, dir, segment.Config{})
+	l := open(t, dir, segment.DefaultConfig())
 	appendN(t, l, 3, 1, 10, 1)
 	l.Close()
 	for _, name := range []string{"00000000000000000007.log.deleted", "00000000000000000008.log.cleaned", "00000000000000000009.index", "recovery-point-offset-checkpoint.tmp"} {
 		os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644)
 	}
-	l = open(t, dir, segment.Config{})
+	l = open(t, dir, segment.DefaultConfig())
 	defer l.Close()
 	entries, _ := os.ReadDir(dir)
 	var names []string
@@ -492,13 +531,16 @@ func TestLeftoversAreCleanedAtOpen(t *testing.T) {
 
 // Kafka: topic config changes reach a live log (segment.bytes, flush.ms).
 func TestUpdateConfigTakesEffect(t *testing.T) {
-	l := open(t, t.TempDir(), segment.Config{})
+	l := open(t, t.TempDir(), segment.DefaultConfig())
 	defer l.Close()
 	appendN(t, l, 5, 1, 500, 1)
 	if n := len(l.Segments()); n != 1 {
 		t.Fatalf("%d segments before the change", n)
 	}
-	if err := l.UpdateConfig(segment.Config{SegmentBytes: 1024, FlushMs: 10 * time.Millisecond}); err != nil {
+	cfg := segment.DefaultConfig()
+	cfg.SegmentBytes = 1024
+	cfg.FlushMs = 10 * time.Millisecond
+	if err := l.UpdateConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
 	appendN(t, l, 5, 1, 500, 2)
@@ -512,7 +554,9 @@ func TestUpdateConfigTakesEffect(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if err := l.UpdateConfig(segment.Config{SegmentBytes: 1}); !errors.Is(err, segment.ErrInvalidConfig) {
+	cfg = segment.DefaultConfig()
+	cfg.SegmentBytes = 1
+	if err := l.UpdateConfig(cfg); !errors.Is(err, segment.ErrInvalidConfig) {
 		t.Fatalf("invalid segment.bytes: %v", err)
 	}
 }
@@ -521,7 +565,10 @@ func TestUpdateConfigTakesEffect(t *testing.T) {
 // the previous one started.
 func TestFlushMsCadence(t *testing.T) {
 	var flushes atomic.Int64
-	l := open(t, t.TempDir(), segment.Config{FlushMs: 50 * time.Millisecond, OnFlush: func(time.Duration) { flushes.Add(1) }})
+	cfg := segment.DefaultConfig()
+	cfg.FlushMs = 50 * time.Millisecond
+	cfg.OnFlush = func(time.Duration) { flushes.Add(1) }
+	l := open(t, t.TempDir(), cfg)
 	defer l.Close()
 	stop := time.After(time.Second)
 	for i := int64(0); ; i++ {
@@ -544,7 +591,7 @@ func TestFlushMsCadence(t *testing.T) {
 // Kafka: the leader stamps its epoch on every batch it appends; a plain
 // Append leaves the producer's value.
 func TestAppendWithEpochStampsTheLeaderEpoch(t *testing.T) {
-	l := open(t, t.TempDir(), segment.Config{})
+	l := open(t, t.TempDir(), segment.DefaultConfig())
 	defer l.Close()
 	two := append(segmenttest.Batch(t, 2, 10, 1, 0), segmenttest.Batch(t, 1, 10, 2, 0)...)
 	if _, err := l.AppendWithEpoch(two, 7); err != nil {

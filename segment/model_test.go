@@ -48,13 +48,11 @@ func TestLogMatchesModel(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		n++
 		dir := filepath.Join(root, fmt.Sprintf("model-%d", n))
-		cfg := segment.Config{
-			SegmentBytes:       rapid.Int64Range(2048, 8192).Draw(rt, "segment.bytes"),
-			IndexIntervalBytes: rapid.IntRange(0, 1024).Draw(rt, "index.interval.bytes"),
-			SegmentIndexBytes:  rapid.IntRange(48, 1024).Draw(rt, "segment.index.bytes"),
-			FS:                 noSyncFS(),
-			Logger:             slog.New(slog.DiscardHandler),
-		}
+		cfg := segment.DefaultConfig()
+		cfg.SegmentBytes = rapid.Int64Range(2048, 8192).Draw(rt, "segment.bytes")
+		cfg.IndexIntervalBytes = rapid.IntRange(0, 1024).Draw(rt, "index.interval.bytes")
+		cfg.SegmentIndexBytes = rapid.IntRange(48, 1024).Draw(rt, "segment.index.bytes")
+		cfg.FS, cfg.Logger = noSyncFS(), slog.New(slog.DiscardHandler)
 		l, err := segment.Open(dir, cfg)
 		if err != nil {
 			rt.Fatal(err)

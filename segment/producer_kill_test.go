@@ -30,7 +30,11 @@ const killPID = 4242
 // before it is acknowledged, and small segments so that rolls (and their
 // snapshots) happen all the time.
 func killProducerConfig() segment.Config {
-	return segment.Config{FlushMessages: 1, SegmentBytes: 2 << 10, Logger: slog.New(slog.DiscardHandler)}
+	cfg := segment.DefaultConfig()
+	cfg.FlushMessages = 1
+	cfg.SegmentBytes = 2 << 10
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	return cfg
 }
 
 // killProducerBatch is the batch the child sends with sequence seq at

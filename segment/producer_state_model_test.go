@@ -240,7 +240,9 @@ func TestProducerStateMatchesModel(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		n++
 		dir := filepath.Join(root, fmt.Sprintf("pmodel-%d", n))
-		cfg := segment.Config{FS: noSyncFS(), Logger: slog.New(slog.DiscardHandler)}
+		cfg := segment.DefaultConfig()
+		cfg.FS = noSyncFS()
+		cfg.Logger = slog.New(slog.DiscardHandler)
 		l, err := segment.Open(dir, cfg)
 		if err != nil {
 			rt.Fatal(err)

@@ -103,7 +103,9 @@ func mustRefuse(t testing.TB, l *segment.Log, b idem, want error) {
 }
 
 func quietConfig() segment.Config {
-	return segment.Config{Logger: slog.New(slog.DiscardHandler)}
+	cfg := segment.DefaultConfig()
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	return cfg
 }
 
 // Kafka: UnifiedLog.analyzeAndValidateProducerState and

@@ -53,7 +53,7 @@ func (r RecoveryReport) Dropped() bool { return r.TruncatedBytes > 0 || r.Segmen
 // needed, and recovers it as doc.go describes.
 func Open(dir string, cfg Config) (*Log, error) {
 	began := time.Now()
-	cfg, err := cfg.withDefaults()
+	cfg, err := cfg.checked()
 	if err != nil {
 		return nil, err
 	}

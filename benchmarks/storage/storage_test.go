@@ -159,7 +159,7 @@ func TestMakeBatch(t *testing.T) {
 // makeLog appends n batches of sizes cycling through sizes to a new log.
 func makeLog(t *testing.T, n int, sizes ...int) *segment.Log {
 	t.Helper()
-	l, err := OpenLog(t.TempDir(), segment.Config{})
+	l, err := OpenLog(t.TempDir(), segment.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestRecoverValidatesTheWholeLog(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := Recover(dir, segment.Config{}); err == nil {
+	if _, _, err := Recover(dir, segment.DefaultConfig()); err == nil {
 		t.Fatal("a clean reopen was taken for a recovery")
 	}
 	if err := MakeUnclean(dir); err != nil {
@@ -222,7 +222,7 @@ func TestRecoverValidatesTheWholeLog(t *testing.T) {
 	if _, err := DropCache(dir); err != nil {
 		t.Fatal(err)
 	}
-	l, took, err := Recover(dir, segment.Config{})
+	l, took, err := Recover(dir, segment.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestRecoverValidatesTheWholeLog(t *testing.T) {
 }
 
 func TestAppendHonoursItsLimit(t *testing.T) {
-	l, err := OpenLog(t.TempDir(), segment.Config{})
+	l, err := OpenLog(t.TempDir(), segment.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

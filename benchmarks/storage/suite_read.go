@@ -22,7 +22,7 @@ func (s *suite) readsAndRecovery() error {
 	if err := s.buildReadLog(dir); err != nil {
 		return err
 	}
-	l, err := OpenLog(dir, segment.Config{})
+	l, err := OpenLog(dir, segment.DefaultConfig())
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func (s *suite) readsAndRecovery() error {
 // buildReadLog appends the read log and reports the append as a figure.
 func (s *suite) buildReadLog(dir string) error {
 	name := "append/" + SizeName(ReadBatchBytes)
-	run, err := s.appendRun(dir, name+" (read log)", ReadBatchBytes, segment.Config{}, Limit{Bytes: s.o.LogBytes})
+	run, err := s.appendRun(dir, name+" (read log)", ReadBatchBytes, segment.DefaultConfig(), Limit{Bytes: s.o.LogBytes})
 	if err != nil {
 		return err
 	}
@@ -200,7 +200,7 @@ func (s *suite) recoverOnce(dir, name string, evict bool) (time.Duration, float6
 		resident = r
 	}
 	task := s.task(name, 1)
-	l, took, err := Recover(dir, segment.Config{})
+	l, took, err := Recover(dir, segment.DefaultConfig())
 	task.SetCurrent(1)
 	task.Done()
 	if err != nil {

@@ -76,7 +76,7 @@ func (s *suite) allocsFor(records, n int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	l, err := OpenLog(dir, segment.Config{})
+	l, err := OpenLog(dir, segment.DefaultConfig())
 	if err != nil {
 		return 0, err
 	}
@@ -111,7 +111,7 @@ func (s *suite) appendFigure(size int) (Figure, error) {
 	if err != nil {
 		return Figure{}, err
 	}
-	run, err := s.appendRun(dir, name, size, segment.Config{}, lim)
+	run, err := s.appendRun(dir, name, size, segment.DefaultConfig(), lim)
 	if err != nil {
 		return Figure{}, err
 	}
@@ -173,7 +173,10 @@ func (s *suite) fsyncAppends() error {
 			return err
 		}
 		timer := &SyncTimer{}
-		run, err := s.appendRun(dir, name, size, segment.Config{FlushMessages: 1, FS: timer}, lim)
+		cfg := segment.DefaultConfig()
+		cfg.FlushMessages = 1
+		cfg.FS = timer
+		run, err := s.appendRun(dir, name, size, cfg, lim)
 		os.RemoveAll(dir)
 		if err != nil {
 			return err

@@ -63,7 +63,9 @@ func runCompact(cmd *cobra.Command, dir string, o compactOptions) error {
 	if o.deleteRetentionMs < 1 || o.minCompactionLagMs < 0 {
 		return fmt.Errorf("log compact: --delete-retention-ms must be at least 1 and --min-compaction-lag-ms not negative")
 	}
-	l, err := segment.Open(dir, segment.Config{SegmentBytes: o.segmentBytes})
+	lc := segment.DefaultConfig()
+	lc.SegmentBytes = o.segmentBytes
+	l, err := segment.Open(dir, lc)
 	if err != nil {
 		return fmt.Errorf("log compact: %w", err)
 	}
@@ -71,13 +73,12 @@ func runCompact(cmd *cobra.Command, dir string, o compactOptions) error {
 	if o.nowMs != 0 {
 		now = time.UnixMilli(o.nowMs)
 	}
-	cfg := compaction.Config{
-		TopicConfig: compaction.TopicConfig{
-			DeleteRetention:  time.Duration(o.deleteRetentionMs) * time.Millisecond,
-			MinCompactionLag: time.Duration(o.minCompactionLagMs) * time.Millisecond,
-		},
-		DedupeBufferSize:    o.dedupeBufferSize,
-		MaxIOBytesPerSecond: o.ioMaxBytesPerSecond,
+	cfg := compaction.DefaultConfig()
+	cfg.DeleteRetention = time.Duration(o.deleteRetentionMs) * time.Millisecond
+	cfg.MinCompactionLag = time.Duration(o.minCompactionLagMs) * time.Millisecond
+	cfg.DedupeBufferSize = o.dedupeBufferSize
+	if o.ioMaxBytesPerSecond > 0 { // 0: unlimited
+		cfg.MaxIOBytesPerSecond = o.ioMaxBytesPerSecond
 	}
 	st, err := compaction.Clean(l, cfg, now)
 	if cerr := l.Close(); err == nil && cerr != nil {

@@ -37,7 +37,10 @@ type storedBatch struct {
 func makeDumpLog(t *testing.T, n int) testLog {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "orders-0")
-	l, err := segment.Open(dir, segment.Config{SegmentBytes: 500, IndexIntervalBytes: 100})
+	cfg := segment.DefaultConfig()
+	cfg.SegmentBytes = 500
+	cfg.IndexIntervalBytes = 100
+	l, err := segment.Open(dir, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,7 +473,7 @@ func snapshotDir(t *testing.T, dir string) string {
 // transactional flag; records of a compressed batch are decompressed.
 func TestDumpCompressedTransactionalBatch(t *testing.T) {
 	dir := t.TempDir()
-	l, err := segment.Open(dir, segment.Config{})
+	l, err := segment.Open(dir, segment.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,9 +41,15 @@ func (p policy) family() string {
 	return name
 }
 
-// apply sets the policy on a log configuration.
+// apply sets the policy on a log configuration; a zero messages or ms
+// leaves c's value (never, in segment.DefaultConfig).
 func (p policy) apply(c segment.Config) segment.Config {
-	c.FlushMessages, c.FlushMs = p.messages, p.ms
+	if p.messages > 0 {
+		c.FlushMessages = p.messages
+	}
+	if p.ms > 0 {
+		c.FlushMs = p.ms
+	}
 	return c
 }
 

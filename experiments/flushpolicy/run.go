@@ -120,7 +120,10 @@ func (e *experiment) runOne(ctx context.Context, spec runSpec) (result, error) {
 	}
 	defer os.RemoveAll(tmp)
 	timer := &storage.SyncTimer{}
-	cfg := spec.policy.apply(segment.Config{SegmentBytes: e.cfg.segmentBytes, FS: timer})
+	cfg := segment.DefaultConfig()
+	cfg.SegmentBytes = e.cfg.segmentBytes
+	cfg.FS = timer
+	cfg = spec.policy.apply(cfg)
 	l, err := storage.OpenLog(filepath.Join(tmp, "flushpolicy-0"), cfg)
 	if err != nil {
 		return res, err

@@ -129,7 +129,9 @@ func readCSV(t *testing.T, path string) [][]string {
 func TestIndexBytesForAvoidsRolls(t *testing.T) {
 	const total, batchBytes = 8 << 20, 4 << 10
 	segments := func(indexBytes int) int {
-		l, err := storage.OpenLog(t.TempDir(), segment.Config{SegmentIndexBytes: indexBytes})
+		cfg := segment.DefaultConfig()
+		cfg.SegmentIndexBytes = indexBytes
+		l, err := storage.OpenLog(t.TempDir(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -86,9 +86,13 @@ func (e *experiment) runOne(ctx context.Context, spec runSpec) (res result, err 
 	}
 	defer os.RemoveAll(tmp)
 	timer := &countingFS{SyncTimer: &storage.SyncTimer{}}
-	cfg := segment.Config{SegmentBytes: e.cfg.segmentBytes, SegmentIndexBytes: res.indexBytes,
-		FlushMessages: spec.policy.messages, FS: timer,
-		Managed: &segment.ManagedState{RecoveryPoint: -1, LogStartOffset: -1}}
+	cfg := segment.DefaultConfig()
+	cfg.SegmentBytes, cfg.SegmentIndexBytes = e.cfg.segmentBytes, res.indexBytes
+	cfg.FS = timer
+	if spec.policy.messages > 0 { // 0: never, DefaultConfig's flush.messages
+		cfg.FlushMessages = spec.policy.messages
+	}
+	cfg.Managed = &segment.ManagedState{RecoveryPoint: -1, LogStartOffset: -1}
 	start := time.Now()
 	logs, err := openLogs(tmp, spec.partitions, cfg)
 	res.openSec = time.Since(start).Seconds()
