@@ -251,7 +251,7 @@ func (m *Manager) Flush(ctx context.Context) error {
 // log is flushed and closed, the three checkpoints are written, and only
 // then the clean-shutdown marker of each online directory. A directory
 // that is offline gets no marker: its logs are recovered at the next
-// start.
+// start, and Close reports it (ErrOffline): that shutdown was not clean.
 func (m *Manager) Close() error {
 	close(m.stop)
 	m.done.Wait()
@@ -263,7 +263,8 @@ func (m *Manager) Close() error {
 		return err
 	}
 	for _, d := range m.dirs {
-		if d.isOffline() {
+		if d.isOffline() { // perhaps since a log's close failed in it
+			err = errors.Join(err, d.offlineErr())
 			continue
 		}
 		if err := m.writeDirCheckpoints(d); err != nil {
@@ -273,5 +274,5 @@ func (m *Manager) Close() error {
 			return err
 		}
 	}
-	return nil
+	return err
 }
