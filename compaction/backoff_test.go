@@ -24,11 +24,12 @@ func TestCleanerBacksOffExponentially(t *testing.T) {
 	now := t0
 	var passes int
 	var logs bytes.Buffer
-	c := must[*compaction.Cleaner](t)(compaction.NewCleaner(compaction.Config{
-		Logger: slog.New(slog.NewTextHandler(&logs, nil)), UncleanableRetry: time.Hour,
-		Now:     func() time.Time { return now },
-		OnClean: func(*segment.Log, compaction.Stats, error) { passes++ }},
-		func() []compaction.Target { return []compaction.Target{{Log: l, Retention: compact}} }))
+	cfg := compaction.DefaultConfig()
+	cfg.Logger, cfg.UncleanableRetry = slog.New(slog.NewTextHandler(&logs, nil)), time.Hour
+	cfg.Now = func() time.Time { return now }
+	cfg.OnClean = func(*segment.Log, compaction.Stats, error) { passes++ }
+	c := must[*compaction.Cleaner](t)(compaction.NewCleaner(cfg,
+		func() []compaction.Target { return []compaction.Target{{Log: l}} }))
 	for _, step := range []struct {
 		after  time.Duration
 		passes int
