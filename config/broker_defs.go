@@ -185,7 +185,13 @@ var brokerDefs = []def{
 	{name: "share.coordinator.state.topic.segment.bytes", typ: tInt, deflt: "104857600", check: atLeast(1)},
 	{name: "share.coordinator.threads", typ: tInt, deflt: "1", check: atLeast(1)},
 
+	// Controller mutation quotas (QuotaConfig, KIP-599).
+	{name: "controller.quota.window.num", typ: tInt, deflt: "11", check: atLeast(1), field: func(b *Broker) any { return &b.ControllerQuotaWindowNum }},
+	{name: "controller.quota.window.size.seconds", typ: tInt, deflt: "1", check: atLeast(1), field: func(b *Broker) any { return &b.ControllerQuotaWindowSizeSeconds }},
+
 	// Varve's own.
+	{name: "varve.controller.mutation.rate", typ: tDouble, deflt: "100.0", varve: true, check: atLeast(0), field: func(b *Broker) any { return &b.ControllerMutationRate },
+		note: "partitions created or deleted per second by all clients together (Kafka's controller_mutation_rate quota, unbounded there by default); bursts up to rate x controller.quota.window.num x controller.quota.window.size.seconds; 0: unbounded"},
 	{name: "varve.metrics.listener", typ: tString, deflt: "127.0.0.1:7071", varve: true, check: hostPortOrEmpty, field: func(b *Broker) any { return &b.MetricsListener },
 		note: "HTTP address serving Prometheus metrics at /metrics; empty turns it off"},
 	{name: "varve.network.model", typ: tString, deflt: NetworkReactor, varve: true, check: oneOf(NetworkReactor, NetworkGoroutine, NetworkGoroutineInline), field: func(b *Broker) any { return &b.NetworkModel },

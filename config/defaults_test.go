@@ -57,7 +57,8 @@ var kafkaDefaults = map[string]string{
 	"queued.max.request.bytes": "-1", "socket.request.max.bytes": "104857600", "socket.send.buffer.bytes": "102400",
 	"socket.receive.buffer.bytes": "102400", "socket.listen.backlog.size": "50", "connections.max.idle.ms": "600000",
 	"max.connections": "2147483647", "max.connections.per.ip": "2147483647", "request.timeout.ms": "30000",
-	"fetch.max.bytes": "57671680",
+	"fetch.max.bytes":             "57671680",
+	"controller.quota.window.num": "11", "controller.quota.window.size.seconds": "1",
 
 	"min.insync.replicas": "1", "replica.lag.time.max.ms": "30000", "replica.fetch.max.bytes": "1048576",
 	"replica.fetch.response.max.bytes": "10485760", "replica.fetch.wait.max.ms": "500", "replica.fetch.min.bytes": "1",
@@ -102,6 +103,8 @@ var varveDefaults = map[string]string{
 
 	"varve.metrics.listener": "127.0.0.1:7071",
 	"varve.network.model":    "reactor",
+
+	"varve.controller.mutation.rate": "100.0",
 }
 
 // Kafka: every broker default is Kafka 4's, except the documented ones.
