@@ -89,8 +89,10 @@ func (b *Broker) resolveFetch(version int16, req *kmsg.FetchRequest) []fetchTopi
 		ft := fetchTopic{name: rt.Topic, id: rt.TopicID}
 		known := true
 		if version >= 13 {
-			t, ok := b.meta.topicByID(rt.TopicID)
-			ft.name, known = t.Name, ok
+			t, ok := b.meta.image().TopicByID(rt.TopicID)
+			if known = ok; ok {
+				ft.name = t.Name
+			}
 		}
 		for _, rp := range rt.Partitions {
 			fp := fetchPart{partition: rp.Partition, hw: -1, logStart: -1, offset: rp.FetchOffset, partitionBytes: rp.PartitionMaxBytes}

@@ -2,22 +2,34 @@ package cluster
 
 // Metadata, versions 0-12.
 //
-// Brokers (this node, at its advertised listener), the controller (this
-// node), the cluster id (v2+), and for each topic its id (v10+) and
-// partitions: leader, leader epoch 0, replicas and ISR (this node). A null
-// topic list (v1+) or an empty one at v0 lists every topic. Unknown topics
-// are created when the request allows it (v4+ AllowAutoTopicCreation,
-// always before v4) and auto.create.topics.enable is true, with
-// num.partitions partitions, as Kafka does.
+// Everything comes from one metadata image: the brokers (at their first
+// advertised endpoint; fenced ones are left out), the controller (Kafka
+// in KRaft mode names a live broker, as clients cannot reach the
+// quorum: here the lowest-numbered one), the cluster id (v2+), and for
+// each topic its id (v10+) and partitions: leader, leader epoch,
+// replicas and ISR. A null topic list (v1+) or an empty one at v0 lists
+// every topic.
+//
+// Unknown topics are created when the request allows it (v4+
+// AllowAutoTopicCreation, always before v4) and auto.create.topics.enable
+// is true, with num.partitions partitions, as Kafka does: all those of
+// one request in one metadata write, and only as many partitions as the
+// controller mutation quota admits (KIP-599; see quota.go). A topic
+// beyond the quota is left uncreated and answered LEADER_NOT_AVAILABLE,
+// retriable: the client asks again and the topic is created once the
+// quota refills.
 //
 // Not served: offline replicas (none exist with one node), topic
 // authorized operations (no ACLs yet; -2147483648 = not requested).
 
 import (
+	"errors"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/varve/varve/group"
+	"github.com/varve/varve/metadata"
 	vnet "github.com/varve/varve/net"
 )
 
@@ -28,79 +40,122 @@ func init() {
 func serveMetadata(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
-	broker := kmsg.NewMetadataResponseBroker()
-	broker.NodeID, broker.Host, broker.Port = b.nodeID, b.host, b.port
-	resp.Brokers = []kmsg.MetadataResponseBroker{broker}
-	cid := b.meta.clusterID()
-	resp.ClusterID = &cid
-	resp.ControllerID = b.nodeID
-
 	all := req.Topics == nil || (r.Version == 0 && len(req.Topics) == 0)
+	img, failed := b.meta.image(), map[string]int16(nil)
+	if !all && b.cfg.AutoCreateTopicsEnable && (r.Version < 4 || req.AllowAutoTopicCreation) {
+		img, failed = b.autoCreate(req.Topics)
+	}
+	resp.Brokers, resp.ControllerID = metadataBrokers(img)
+	cid := img.ClusterID()
+	resp.ClusterID = &cid
 	if all {
-		for _, t := range b.meta.topics() {
-			resp.Topics = append(resp.Topics, b.metadataTopic(t, 0))
+		for t := range img.Topics() {
+			resp.Topics = append(resp.Topics, metadataTopic(t))
 		}
 		return resp
 	}
-	autoCreate := b.cfg.AutoCreateTopicsEnable && (r.Version < 4 || req.AllowAutoTopicCreation)
 	for _, rt := range req.Topics {
-		resp.Topics = append(resp.Topics, b.metadataFor(rt, autoCreate))
+		resp.Topics = append(resp.Topics, metadataFor(img, rt, failed))
 	}
 	return resp
 }
 
-func (b *Broker) metadataFor(rt kmsg.MetadataRequestTopic, autoCreate bool) kmsg.MetadataResponseTopic {
+func metadataBrokers(img *metadata.Image) ([]kmsg.MetadataResponseBroker, int32) {
+	var out []kmsg.MetadataResponseBroker
+	controller := int32(-1)
+	for _, br := range img.Brokers() {
+		if br.Fenced || len(br.Endpoints) == 0 {
+			continue
+		}
+		mb := kmsg.NewMetadataResponseBroker()
+		mb.NodeID, mb.Host, mb.Port = br.ID, br.Endpoints[0].Host, br.Endpoints[0].Port
+		if br.Rack != "" {
+			rack := br.Rack
+			mb.Rack = &rack
+		}
+		out = append(out, mb)
+		if controller < 0 {
+			controller = br.ID
+		}
+	}
+	return out, controller
+}
+
+// autoCreate creates the unknown topics a request names, all in one
+// metadata change, and returns the image to answer from and the error
+// codes of the topics it did not create.
+func (b *Broker) autoCreate(topics []kmsg.MetadataRequestTopic) (*metadata.Image, map[string]int16) {
+	img := b.meta.image()
+	var specs []topicSpec
+	seen := map[string]bool{}
+	for _, rt := range topics {
+		if rt.Topic == nil || seen[*rt.Topic] {
+			continue
+		}
+		seen[*rt.Topic] = true
+		if _, ok := img.Topic(*rt.Topic); ok {
+			continue
+		}
+		if *rt.Topic == group.OffsetsTopic {
+			// Kafka's AutoTopicCreationManager creates the internal topic
+			// with its own partitions and configuration, never num.partitions.
+			b.groups.ensureTopic()
+			continue
+		}
+		specs = append(specs, topicSpec{name: *rt.Topic, partitions: -1, rf: -1})
+	}
+	if len(specs) == 0 {
+		return b.meta.image(), nil
+	}
+	_, errs := b.createTopics(specs, false, quotaCheck{q: b.quota, strict: true})
+	failed := map[string]int16{}
+	for i, err := range errs {
+		switch {
+		case err == nil, errors.Is(err, kerr.TopicAlreadyExists):
+		case errors.Is(err, kerr.ThrottlingQuotaExceeded):
+			failed[specs[i].name] = kerr.LeaderNotAvailable.Code
+		default:
+			failed[specs[i].name] = errorCode(err)
+		}
+	}
+	return b.meta.image(), failed
+}
+
+func metadataFor(img *metadata.Image, rt kmsg.MetadataRequestTopic, failed map[string]int16) kmsg.MetadataResponseTopic {
+	mt := kmsg.NewMetadataResponseTopic()
 	if rt.Topic == nil { // by id (v10+)
-		t, ok := b.meta.topicByID(rt.TopicID)
+		t, ok := img.TopicByID(rt.TopicID)
 		if !ok {
-			mt := kmsg.NewMetadataResponseTopic()
 			mt.TopicID, mt.ErrorCode = rt.TopicID, kerr.UnknownTopicID.Code
 			return mt
 		}
-		return b.metadataTopic(t, 0)
+		return metadataTopic(t)
 	}
 	name := *rt.Topic
-	t, ok := b.meta.topic(name)
-	if !ok && autoCreate && name == group.OffsetsTopic {
-		// Kafka's AutoTopicCreationManager creates the internal topic
-		// with its own partitions and configuration, never num.partitions.
-		if err := b.groups.ensureTopic(); err == nil {
-			t, ok = b.meta.topic(name)
-		}
-	}
-	if !ok && autoCreate {
-		var err error
-		t, err = b.createTopic(name, -1, -1, nil, false)
-		if err != nil && err != kerr.TopicAlreadyExists {
-			mt := kmsg.NewMetadataResponseTopic()
-			mt.Topic, mt.ErrorCode = &name, errorCode(err)
-			return mt
-		}
-		if err == kerr.TopicAlreadyExists {
-			t, _ = b.meta.topic(name)
-		}
-		// Kafka answers LEADER_NOT_AVAILABLE for a topic it just created;
-		// a single node's partitions are ready at once.
-		ok = true
-	}
+	t, ok := img.Topic(name)
 	if !ok {
-		mt := kmsg.NewMetadataResponseTopic()
 		mt.Topic, mt.ErrorCode = &name, kerr.UnknownTopicOrPartition.Code
+		if code, ok := failed[name]; ok {
+			mt.ErrorCode = code
+		}
 		return mt
 	}
-	return b.metadataTopic(t, 0)
+	return metadataTopic(t)
 }
 
-func (b *Broker) metadataTopic(t topicMeta, code int16) kmsg.MetadataResponseTopic {
+func metadataTopic(t *metadata.Topic) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
-	mt.Topic, mt.TopicID, mt.ErrorCode = &name, t.ID, code
+	mt.Topic, mt.TopicID = &name, t.ID
 	mt.IsInternal = name == group.OffsetsTopic
 	mt.AuthorizedOperations = -2147483648
-	for p := int32(0); p < t.Partitions; p++ {
+	for i, p := range t.Partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()
-		mp.Partition, mp.Leader, mp.LeaderEpoch = p, b.nodeID, 0
-		mp.Replicas, mp.ISR = []int32{b.nodeID}, []int32{b.nodeID}
+		mp.Partition, mp.Leader, mp.LeaderEpoch = int32(i), p.Leader, p.LeaderEpoch
+		mp.Replicas, mp.ISR = p.Replicas, p.ISR
+		if p.Leader == metadata.NoLeader {
+			mp.ErrorCode = kerr.LeaderNotAvailable.Code
+		}
 		mt.Partitions = append(mt.Partitions, mp)
 	}
 	return mt

@@ -2,9 +2,9 @@ package cluster
 
 // FindCoordinator, versions 0-6.
 //
-// Every group and transaction key is coordinated by this node (v4+
-// batches keys). For a group key, __consumer_offsets is created on
-// demand, as Kafka does, with offsets.topic.num.partitions partitions;
+// A group key is coordinated by the leader of its __consumer_offsets
+// partition in the metadata image (v4+ batches keys). __consumer_offsets
+// is created on demand, as Kafka does, with offsets.topic.num.partitions partitions;
 // if that fails the answer is COORDINATOR_NOT_AVAILABLE. There is no
 // transaction coordinator yet: transaction keys get this node.
 
@@ -12,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/group"
+	"github.com/varve/varve/metadata"
 	vnet "github.com/varve/varve/net"
 )
 
@@ -29,21 +31,43 @@ func serveFindCoordinator(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(
 			code = kerr.CoordinatorNotAvailable.Code
 		}
 	}
-	resp.NodeID, resp.Host, resp.Port, resp.ErrorCode = b.nodeID, b.host, b.port, code
+	img := b.meta.image()
 	keys := req.CoordinatorKeys
 	if r.Version < 4 {
 		keys = []string{req.CoordinatorKey}
 	}
 	for _, k := range keys {
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
-		c.Key, c.NodeID, c.Host, c.Port, c.ErrorCode = k, b.nodeID, b.host, b.port, code
-		if code != 0 {
-			c.NodeID, c.Host, c.Port = -1, "", -1
+		c.Key, c.ErrorCode = k, code
+		c.NodeID, c.Host, c.Port = -1, "", -1
+		if code == 0 {
+			c.NodeID, c.Host, c.Port, c.ErrorCode = coordinatorFor(img, req.CoordinatorType, k, b.nodeID)
 		}
 		resp.Coordinators = append(resp.Coordinators, c)
 	}
-	if code != 0 {
-		resp.NodeID, resp.Host, resp.Port = -1, "", -1
+	if r.Version < 4 {
+		c := resp.Coordinators[0]
+		resp.NodeID, resp.Host, resp.Port, resp.ErrorCode = c.NodeID, c.Host, c.Port, c.ErrorCode
+		resp.Coordinators = nil
 	}
 	return resp
+}
+
+// coordinatorFor finds the broker coordinating a key: for a group, the
+// leader of its __consumer_offsets partition (Kafka's partitionFor); for
+// a transaction, this node until a transaction coordinator exists.
+func coordinatorFor(img *metadata.Image, typ int8, key string, self int32) (int32, string, int32, int16) {
+	node := self
+	if typ == 0 {
+		t, ok := img.Topic(group.OffsetsTopic)
+		if !ok || len(t.Partitions) == 0 {
+			return -1, "", -1, kerr.CoordinatorNotAvailable.Code
+		}
+		node = t.Partitions[group.PartitionFor(key, len(t.Partitions))].Leader
+	}
+	br, ok := img.Broker(node)
+	if !ok || br.Fenced || len(br.Endpoints) == 0 {
+		return -1, "", -1, kerr.CoordinatorNotAvailable.Code
+	}
+	return br.ID, br.Endpoints[0].Host, br.Endpoints[0].Port, 0
 }

@@ -25,28 +25,18 @@ func init() {
 func serveCreateTopics(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.CreateTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
-	for _, rt := range req.Topics {
+	specs := make([]topicSpec, len(req.Topics))
+	for i, rt := range req.Topics {
+		specs[i] = b.createTopicSpec(rt)
+	}
+	// Kafka: KIP-599, THROTTLING_QUOTA_EXCEEDED from v6.
+	q := quotaCheck{q: b.quota, strict: r.Version >= 6}
+	topics, errs := b.createTopics(specs, req.ValidateOnly, q)
+	for i, rt := range req.Topics {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic, st.NumPartitions, st.ReplicationFactor = rt.Topic, -1, -1
-		partitions, rf := rt.NumPartitions, rt.ReplicationFactor
-		if len(rt.ReplicaAssignment) > 0 {
-			partitions, rf = int32(len(rt.ReplicaAssignment)), -1
-			for _, a := range rt.ReplicaAssignment {
-				if len(a.Replicas) != 1 || a.Replicas[0] != b.nodeID {
-					partitions = 0 // an assignment naming other brokers cannot be placed
-				}
-			}
-			rf = 1
-		}
-		configs := map[string]string{}
-		for _, c := range rt.Configs {
-			if c.Value != nil {
-				configs[c.Name] = *c.Value
-			}
-		}
-		t, err := b.createTopic(rt.Topic, partitions, rf, configs, req.ValidateOnly)
-		st.ErrorCode = errorCode(err)
-		if err != nil {
+		if err := errs[i]; err != nil {
+			st.ErrorCode = errorCode(err)
 			msg := err.Error()
 			var ke *kerr.Error
 			if errors.As(err, &ke) && msg == ke.Message {
@@ -56,11 +46,32 @@ func serveCreateTopics(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vne
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
-		st.TopicID, st.NumPartitions, st.ReplicationFactor = t.ID, t.Partitions, 1
-		st.Configs = b.createdTopicConfigs(rt.Topic, configs)
+		st.TopicID, st.NumPartitions, st.ReplicationFactor = topics[i].ID, int32(len(topics[i].Partitions)), 1
+		st.Configs = b.createdTopicConfigs(rt.Topic, specs[i].configs)
 		resp.Topics = append(resp.Topics, st)
 	}
+	resp.ThrottleMillis = q.throttleMs()
 	return resp
+}
+
+// createTopicSpec reads one topic of a request. A manual assignment
+// must place each partition on one registered broker, this one.
+func (b *Broker) createTopicSpec(rt kmsg.CreateTopicsRequestTopic) topicSpec {
+	s := topicSpec{name: rt.Topic, partitions: rt.NumPartitions, rf: rt.ReplicationFactor, configs: map[string]string{}}
+	if len(rt.ReplicaAssignment) > 0 {
+		s.partitions, s.rf = int32(len(rt.ReplicaAssignment)), 1
+		for _, a := range rt.ReplicaAssignment {
+			if len(a.Replicas) != 1 || a.Replicas[0] != b.nodeID {
+				s.partitions = 0 // an assignment naming other brokers cannot be placed
+			}
+		}
+	}
+	for _, c := range rt.Configs {
+		if c.Value != nil {
+			s.configs[c.Name] = *c.Value
+		}
+	}
+	return s
 }
 
 // createdTopicConfigs lists a new topic's configuration (v5+).

@@ -4,6 +4,12 @@ package cluster
 // internal __consumer_offsets cannot be deleted (INVALID_REQUEST): every
 // group would lose its committed offsets.
 // delete.topic.enable=false refuses with TOPIC_DELETION_DISABLED.
+//
+// The topics of one request leave the metadata in one write, which also
+// queues their directories for deletion; the directories go next, then
+// the queue entry. Killed midway, the node finishes the deletion at its
+// next start: a half-deleted topic never comes back. Deleted partitions
+// count against the controller mutation quota (KIP-599).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -34,13 +40,17 @@ func serveDeleteTopics(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vne
 			targets = append(targets, target{name: &n})
 		}
 	}
-	for _, t := range targets {
+	img := b.meta.image()
+	topics := make([]kmsg.DeleteTopicsResponseTopic, len(targets))
+	var names []string
+	var which []int // which[k]: the target of names[k]
+	for i, t := range targets {
 		st := kmsg.NewDeleteTopicsResponseTopic()
 		st.Topic, st.TopicID = t.name, t.id
 		name := ""
 		if t.name != nil {
 			name = *t.name
-		} else if tm, ok := b.meta.topicByID(t.id); ok {
+		} else if tm, ok := img.TopicByID(t.id); ok {
 			name = tm.Name
 			st.Topic = &tm.Name
 		}
@@ -54,12 +64,19 @@ func serveDeleteTopics(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vne
 		case name == "" && t.name == nil:
 			st.ErrorCode = kerr.UnknownTopicID.Code
 		default:
-			if tm, ok := b.meta.topic(name); ok {
+			if tm, ok := img.Topic(name); ok {
 				st.TopicID = tm.ID
 			}
-			st.ErrorCode = errorCode(b.deleteTopic(name))
+			names, which = append(names, name), append(which, i)
 		}
-		resp.Topics = append(resp.Topics, st)
+		topics[i] = st
 	}
+	// Kafka: KIP-599, THROTTLING_QUOTA_EXCEEDED from v5.
+	q := quotaCheck{q: b.quota, strict: r.Version >= 5}
+	for k, err := range b.deleteTopics(names, q) {
+		topics[which[k]].ErrorCode = errorCode(err)
+	}
+	resp.Topics = topics
+	resp.ThrottleMillis = q.throttleMs()
 	return resp
 }

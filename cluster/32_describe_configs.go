@@ -32,7 +32,7 @@ func serveDescribeConfigs(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
 		switch rr.ResourceType {
 		case kmsg.ConfigResourceTypeTopic:
-			if _, ok := b.meta.topic(rr.ResourceName); !ok {
+			if _, ok := b.meta.image().Topic(rr.ResourceName); !ok {
 				sr.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				break
 			}

@@ -1,7 +1,10 @@
 package cluster
 
 // CreatePartitions, versions 0-3: grow a topic's partition count;
-// assignments may name only this node.
+// assignments may name only this node. The new partitions are recorded
+// in the metadata first, then created; killed midway, the node creates
+// the rest at its next start. They count against the controller
+// mutation quota (KIP-599).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -17,6 +20,8 @@ func init() {
 func serveCreatePartitions(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.CreatePartitionsRequest)
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	// Kafka: KIP-599, THROTTLING_QUOTA_EXCEEDED from v3.
+	q := quotaCheck{q: b.quota, strict: r.Version >= 3}
 	for _, rt := range req.Topics {
 		st := kmsg.NewCreatePartitionsResponseTopic()
 		st.Topic = rt.Topic
@@ -27,7 +32,7 @@ func serveCreatePartitions(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func
 			}
 		}
 		if err == nil {
-			err = b.addPartitions(rt.Topic, rt.Count, req.ValidateOnly)
+			err = b.addPartitions(rt.Topic, rt.Count, req.ValidateOnly, q)
 		}
 		st.ErrorCode = errorCode(err)
 		if err != nil {
@@ -36,5 +41,6 @@ func serveCreatePartitions(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	resp.ThrottleMillis = q.throttleMs()
 	return resp
 }

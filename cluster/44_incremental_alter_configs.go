@@ -6,18 +6,21 @@ package cluster
 // topic-level settings, validated as CreateTopics validates them, stored
 // in the metadata, and applied at once to the topic's live logs (segment,
 // flush and retention settings take effect on the next append, roll or
-// cleaner pass). APPEND and SUBTRACT apply to list settings
+// cleaner pass). The change is persisted as ConfigRecords before the new
+// image is published. APPEND and SUBTRACT apply to list settings
 // (cleanup.policy). Broker resources are read-only here: dynamic broker
 // configuration is not served (INVALID_REQUEST).
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/metadata"
 	vnet "github.com/varve/varve/net"
 )
 
@@ -49,7 +52,7 @@ func serveIncrementalAlterConfigs(b *Broker, r *vnet.Request, kreq kmsg.Request,
 }
 
 func (b *Broker) alterTopicConfigs(topic string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig, validateOnly bool) error {
-	t, ok := b.meta.topic(topic)
+	t, ok := b.meta.image().Topic(topic)
 	if !ok {
 		return kerr.UnknownTopicOrPartition
 	}
@@ -69,13 +72,12 @@ func (b *Broker) alterTopicConfigs(topic string, ops []kmsg.IncrementalAlterConf
 	if validateOnly {
 		return nil
 	}
-	err = b.meta.update(func(f *metaFile) error {
-		tm, ok := f.Topics[topic]
+	_, err = b.meta.change(func(cur *metadata.Image) ([]metadata.Record, error) {
+		tm, ok := cur.Topic(topic)
 		if !ok || tm.ID != t.ID {
-			return kerr.UnknownTopicOrPartition
+			return nil, kerr.UnknownTopicOrPartition
 		}
-		tm.Configs = next.Overrides()
-		return nil
+		return configRecords(topic, tm.Configs, next.Overrides()), nil
 	})
 	if err != nil {
 		return err
@@ -86,6 +88,24 @@ func (b *Broker) alterTopicConfigs(topic string, ops []kmsg.IncrementalAlterConf
 	}
 	b.log.Info("topic config altered", "topic", topic, "overrides", next.Overrides())
 	return nil
+}
+
+// configRecords are the records taking a topic's overrides from old to
+// next, in name order.
+func configRecords(topic string, old, next map[string]string) []metadata.Record {
+	var recs []metadata.Record
+	for _, k := range slices.Sorted(maps.Keys(old)) {
+		if _, kept := next[k]; !kept {
+			recs = append(recs, metadata.ConfigRecord{ResourceType: metadata.ConfigResourceTopic, ResourceName: topic, Name: k})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(next)) {
+		if v, had := old[k]; !had || v != next[k] {
+			v = next[k]
+			recs = append(recs, metadata.ConfigRecord{ResourceType: metadata.ConfigResourceTopic, ResourceName: topic, Name: k, Value: &v})
+		}
+	}
+	return recs
 }
 
 // applyConfigOp turns one operation into a new value (nil: delete).

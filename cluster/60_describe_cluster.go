@@ -1,6 +1,7 @@
 package cluster
 
-// DescribeCluster, versions 0-1: this node, as broker and controller.
+// DescribeCluster, versions 0-1: the unfenced brokers of the metadata
+// image, and the controller Metadata names.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -15,14 +16,18 @@ func init() {
 func serveDescribeCluster(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.DescribeClusterRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
-	resp.ClusterID, resp.ControllerID = b.meta.clusterID(), b.nodeID
+	img := b.meta.image()
+	brokers, controller := metadataBrokers(img)
+	resp.ClusterID, resp.ControllerID = img.ClusterID(), controller
 	resp.EndpointType = req.EndpointType
 	if resp.EndpointType == 0 {
 		resp.EndpointType = 1
 	}
-	br := kmsg.NewDescribeClusterResponseBroker()
-	br.NodeID, br.Host, br.Port = b.nodeID, b.host, b.port
-	resp.Brokers = []kmsg.DescribeClusterResponseBroker{br}
+	for _, mb := range brokers {
+		br := kmsg.NewDescribeClusterResponseBroker()
+		br.NodeID, br.Host, br.Port, br.Rack = mb.NodeID, mb.Host, mb.Port, mb.Rack
+		resp.Brokers = append(resp.Brokers, br)
+	}
 	resp.ClusterAuthorizedOperations = -2147483648
 	return resp
 }

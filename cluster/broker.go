@@ -26,8 +26,9 @@ type Broker struct {
 	host   string // advertised
 	port   int32
 
-	meta         *metaStore
-	topicConfigs sync.Map // topic name -> config.Topic, see topicConfig
+	meta         *metaSource
+	quota        *mutationQuota // controller mutations (KIP-599); nil: unbounded
+	topicConfigs sync.Map       // topic name -> config.Topic, see topicConfig
 	parts        *replica.Manager
 	metrics      *metrics
 	server       server
@@ -58,16 +59,17 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 	if b.host, b.port, err = advertised(cfg); err != nil {
 		return nil, err
 	}
-	if b.meta, err = openMetaStore(cfg.LogDirs[0], cfg.ClusterID, b.nodeID); err != nil {
+	if b.meta, err = openMetaSource(cfg.LogDirs[0], cfg.ClusterID, b.registration(), nil); err != nil {
 		return nil, err
 	}
+	b.quota = newMutationQuota(cfg.ControllerMutationRate, cfg.ControllerQuotaWindowNum, time.Duration(cfg.ControllerQuotaWindowSizeSeconds)*time.Second, time.Now)
 	b.metrics = newMetrics(b) // before the logs open: they report flushes to it
 	b.parts, err = replica.Open(b.replicaConfig())
 	if err != nil {
 		return nil, err
 	}
 	segment.CheckFileLimit(len(b.parts.Partitions()), nil, logger) // raise RLIMIT_NOFILE; say so if too low
-	if err := b.adoptPartitions(); err != nil {
+	if err := b.reconcile(); err != nil {
 		b.parts.Close()
 		return nil, err
 	}
@@ -114,6 +116,9 @@ func (b *Broker) Start() error {
 		if b.port == 0 && len(b.lis) == 1 {
 			// listeners=...:0 picks a free port; advertise the one chosen.
 			b.port = int32(ln.Addr().(*stdnet.TCPAddr).Port)
+			if err := b.meta.register(b.registration()); err != nil {
+				return err
+			}
 		}
 		b.bg.Add(1)
 		go func() {

@@ -16,10 +16,19 @@
 // decode closes the connection. Nothing a client sends can make the
 // broker panic or allocate beyond socket.request.max.bytes.
 //
-// Today a node is a single broker and its own controller: topic metadata
-// (names, ids, partition counts, configuration overrides, producer-id
-// blocks) is kept in varve-metadata.json in the first log dir, written
-// atomically. Every partition has one replica, on this node.
+// Today a node is a single broker and its own controller. Handlers
+// answer from a metadata.Image (brokers, topics, partitions with their
+// leaders and epochs, configuration overrides, the producer-id block)
+// taken from a metadata.Publisher with one atomic load. Its single-node
+// source is varve-metadata.json in the first log dir (metastore.go): a
+// change is planned on the current image, applied to a copy, written
+// atomically, then published; a failed write publishes nothing. Every
+// partition has one replica, on this node. Topic deletion is recorded
+// in the file (the topic removed and its directories queued) before any
+// directory goes, and a start finishes queued deletions before adopting
+// stray partitions and recreating missing ones (reconcile.go).
+// Creations and deletions count against Kafka's controller mutation
+// quota (KIP-599, quota.go).
 //
 // # Configuration and background cleaning
 //
@@ -38,6 +47,11 @@
 // retention.Enforce with the topic's policy.
 //
 // # Concurrency
+//
+// The metadata source has two locks, neither taken by Produce or Fetch:
+// an admin lock serialising topic creation, growth and deletion across
+// their metadata write and their partition directories, and below it
+// the change lock held across one plan, apply, write and publish.
 //
 // Broker.Serve is called by the network layer's handler goroutines
 // (num.io.threads) concurrently. A Fetch that must wait answers from its

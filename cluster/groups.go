@@ -50,8 +50,8 @@ type groupShard struct {
 
 func (b *Broker) newGroupCoordinator() *groupCoordinator {
 	n := b.cfg.OffsetsTopicNumPartitions
-	if t, ok := b.meta.topic(group.OffsetsTopic); ok {
-		n = int(t.Partitions) // the topic as it exists decides where groups live
+	if t, ok := b.meta.image().Topic(group.OffsetsTopic); ok {
+		n = len(t.Partitions) // the topic as it exists decides where groups live
 	}
 	gc := &groupCoordinator{b: b, wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	cfg := b.groupConfig()
@@ -83,7 +83,7 @@ func (l offsetsLog) Append(batch []byte) error {
 func (gc *groupCoordinator) start() {
 	gc.done.Add(1)
 	go gc.timerLoop()
-	if _, ok := gc.b.meta.topic(group.OffsetsTopic); !ok {
+	if _, ok := gc.b.meta.image().Topic(group.OffsetsTopic); !ok {
 		return // created on the first FindCoordinator for a group, as Kafka does
 	}
 	for _, s := range gc.shards {
@@ -147,7 +147,7 @@ func (gc *groupCoordinator) load(s *groupShard) error {
 func (gc *groupCoordinator) ensureTopic() error {
 	gc.create.Lock()
 	defer gc.create.Unlock()
-	if _, ok := gc.b.meta.topic(group.OffsetsTopic); ok {
+	if _, ok := gc.b.meta.image().Topic(group.OffsetsTopic); ok {
 		return nil
 	}
 	configs := map[string]string{
@@ -156,7 +156,7 @@ func (gc *groupCoordinator) ensureTopic() error {
 		"compression.type": "producer",
 	}
 	// offsets.topic.replication.factor is capped at the live brokers: one.
-	_, err := gc.b.createTopic(group.OffsetsTopic, int32(len(gc.shards)), 1, configs, false)
+	_, err := gc.b.createTopic(topicSpec{name: group.OffsetsTopic, partitions: int32(len(gc.shards)), rf: 1, configs: configs})
 	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		return err
 	}

@@ -26,7 +26,7 @@ func TestLostOffsetsMetric(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := newBrokerForTest(t, cfg)
-	if _, err := b.createTopic("lost", 1, 1, nil, false); err != nil {
+	if _, err := b.createTopic(topicSpec{name: "lost", partitions: 1, rf: 1}); err != nil {
 		t.Fatal(err)
 	}
 	p, ok := b.parts.Partition(segment.TopicPartition{Topic: "lost", Partition: 0})

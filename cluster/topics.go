@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/varve/varve/config"
 	"github.com/varve/varve/logdir"
+	"github.com/varve/varve/metadata"
 	"github.com/varve/varve/record"
 	"github.com/varve/varve/replica"
 	"github.com/varve/varve/segment"
@@ -35,192 +37,259 @@ func validTopicName(name string) error {
 // broker's log.* defaults.
 //
 // Resolved configurations are cached (every Produce asks), each with the
-// metadata version it was resolved from: any metadata change makes every
-// entry stale, so a resolution racing a change can never outlive it.
+// image's topic it was resolved from: a change to the topic replaces it
+// in the next image, so a cached entry is used only while the topic it
+// came from is current.
 func (b *Broker) topicConfig(name string) config.Topic {
-	v := b.meta.version.Load()
-	if c, ok := b.topicConfigs.Load(name); ok && c.(cachedTopicConfig).version == v {
+	t, _ := b.meta.image().Topic(name)
+	if c, ok := b.topicConfigs.Load(name); ok && c.(cachedTopicConfig).topic == t {
 		return c.(cachedTopicConfig).tc
 	}
-	tc := b.resolveTopicConfig(name)
-	b.topicConfigs.Store(name, cachedTopicConfig{version: v, tc: tc})
+	tc := b.resolveTopicConfig(t)
+	b.topicConfigs.Store(name, cachedTopicConfig{topic: t, tc: tc})
 	return tc
 }
 
 type cachedTopicConfig struct {
-	version uint64
-	tc      config.Topic
+	topic *metadata.Topic // nil: no such topic, the defaults
+	tc    config.Topic
 }
 
-// forgetTopicConfig drops a topic's cached configuration (the version
+// forgetTopicConfig drops a topic's cached configuration (the topic
 // check alone would also catch it).
 func (b *Broker) forgetTopicConfig(name string) { b.topicConfigs.Delete(name) }
 
-func (b *Broker) resolveTopicConfig(name string) config.Topic {
-	t, ok := b.meta.topic(name)
-	if !ok {
+func (b *Broker) resolveTopicConfig(t *metadata.Topic) config.Topic {
+	if t == nil {
 		return b.cfg.TopicDefaults()
 	}
 	tc, err := b.cfg.ParseTopic(t.Configs)
 	if err != nil {
-		b.log.Warn("stored topic config no longer parses; using defaults", "topic", name, "err", err)
+		b.log.Warn("stored topic config no longer parses; using defaults", "topic", t.Name, "err", err)
 		return b.cfg.TopicDefaults()
 	}
 	return tc
 }
 
-// createTopic validates and records a topic, then creates its
-// partitions. It returns a kerr error for the client.
-func (b *Broker) createTopic(name string, partitions int32, rf int16, configs map[string]string, validateOnly bool) (topicMeta, error) {
-	if err := validTopicName(name); err != nil {
-		return topicMeta{}, err
+// topicSpec is a topic a request asks for.
+type topicSpec struct {
+	name       string
+	partitions int32 // -1: num.partitions
+	rf         int16 // -1: default.replication.factor
+	configs    map[string]string
+}
+
+// checkTopic fills a spec's defaults and validates it, with a kerr
+// error for the client.
+func (b *Broker) checkTopic(s *topicSpec) error {
+	if err := validTopicName(s.name); err != nil {
+		return err
 	}
-	if partitions == -1 {
-		partitions = int32(b.cfg.NumPartitions)
+	if s.partitions == -1 {
+		s.partitions = int32(b.cfg.NumPartitions)
 	}
-	if rf == -1 {
-		rf = int16(b.cfg.DefaultReplicationFactor)
+	if s.rf == -1 {
+		s.rf = int16(b.cfg.DefaultReplicationFactor)
 	}
-	if partitions < 1 || partitions > maxPartitionsPerTopic {
-		return topicMeta{}, fmt.Errorf("%w: %d partitions, this node allows 1 to %d per topic", kerr.InvalidPartitions, partitions, maxPartitionsPerTopic)
+	if s.partitions < 1 || s.partitions > maxPartitionsPerTopic {
+		return fmt.Errorf("%w: %d partitions, this node allows 1 to %d per topic", kerr.InvalidPartitions, s.partitions, maxPartitionsPerTopic)
 	}
-	if rf != 1 {
+	if s.rf != 1 {
 		// One node: a replication factor above 1 cannot be placed.
-		return topicMeta{}, kerr.InvalidReplicationFactor
+		return kerr.InvalidReplicationFactor
 	}
-	if _, err := b.cfg.ParseTopic(configs); err != nil {
-		return topicMeta{}, fmt.Errorf("%w: %v", kerr.InvalidConfig, err)
+	if _, err := b.cfg.ParseTopic(s.configs); err != nil {
+		return fmt.Errorf("%w: %v", kerr.InvalidConfig, err)
 	}
-	if err := b.checkFileLimit(partitions); err != nil {
-		return topicMeta{}, err
+	return nil
+}
+
+// createTopic creates one topic outside any client's quota (the
+// broker's internal topics).
+func (b *Broker) createTopic(s topicSpec) (*metadata.Topic, error) {
+	ts, errs := b.createTopics([]topicSpec{s}, false, quotaCheck{})
+	return ts[0], errs[0]
+}
+
+// createTopics validates topics, records them in one metadata change,
+// then creates their partitions. Topics beyond the quota (nil: none)
+// get THROTTLING_QUOTA_EXCEEDED. Errors are kerr errors, one per spec.
+func (b *Broker) createTopics(specs []topicSpec, validateOnly bool, q quotaCheck) ([]*metadata.Topic, []error) {
+	b.meta.admin.Lock()
+	defer b.meta.admin.Unlock()
+	topics, errs := make([]*metadata.Topic, len(specs)), make([]error, len(specs))
+	ids := make([]metadata.TopicID, len(specs))
+	adding := int32(0)
+	for i := range specs {
+		errs[i] = b.checkTopic(&specs[i])
+		if errs[i] == nil {
+			adding += specs[i].partitions
+			errs[i] = b.checkFileLimit(adding) // refused before anything is written
+		}
 	}
-	t := topicMeta{Name: name, ID: newTopicID(), Partitions: partitions, Configs: configs}
 	if validateOnly {
-		if _, exists := b.meta.topic(name); exists {
-			return topicMeta{}, kerr.TopicAlreadyExists
+		img := b.meta.image()
+		for i, s := range specs {
+			if _, exists := img.Topic(s.name); exists && errs[i] == nil {
+				errs[i] = kerr.TopicAlreadyExists
+			}
+			topics[i] = &metadata.Topic{Name: s.name, ID: newTopicID(), Partitions: make([]metadata.Partition, s.partitions)}
 		}
-		return t, nil
+		return topics, errs
 	}
-	err := b.meta.update(func(f *metaFile) error {
-		if _, exists := f.Topics[name]; exists {
-			return kerr.TopicAlreadyExists
+	next, err := b.meta.change(func(cur *metadata.Image) ([]metadata.Record, error) {
+		var recs []metadata.Record
+		planned := map[string]bool{}
+		for i, s := range specs {
+			if _, exists := cur.Topic(s.name); (exists || planned[s.name]) && errs[i] == nil {
+				errs[i] = kerr.TopicAlreadyExists
+			}
+			if errs[i] == nil {
+				errs[i] = q.admit(s.partitions)
+			}
+			if errs[i] != nil {
+				continue
+			}
+			planned[s.name], ids[i] = true, newTopicID()
+			recs = append(recs, b.meta.topicRecords(s.name, ids[i], 0, s.partitions, s.configs)...)
 		}
-		tc := t
-		f.Topics[name] = &tc
-		return nil
+		return recs, nil
 	})
-	if err != nil {
-		return topicMeta{}, err
-	}
-	b.forgetTopicConfig(name)
-	for p := int32(0); p < partitions; p++ {
-		if _, err := b.parts.CreatePartition(segment.TopicPartition{Topic: name, Partition: p}, t.ID); err != nil && !errors.Is(err, replica.ErrPartitionExists) {
-			return t, fmt.Errorf("%w: %v", kerr.KafkaStorageError, err)
+	for i, s := range specs {
+		if errs[i] != nil {
+			continue
 		}
+		if err != nil {
+			errs[i] = fmt.Errorf("%w: %v", kerr.KafkaStorageError, err)
+			continue
+		}
+		topics[i], _ = next.TopicByID(ids[i])
+		b.forgetTopicConfig(s.name)
+		errs[i] = b.createPartitions(topics[i], 0)
+		b.log.Info("topic created", "topic", s.name, "partitions", s.partitions, "configs", s.configs, "err", errs[i])
 	}
-	b.log.Info("topic created", "topic", name, "partitions", partitions, "configs", configs)
-	return t, nil
+	return topics, errs
 }
 
-// deleteTopic removes a topic and its partitions.
-func (b *Broker) deleteTopic(name string) error {
-	var t topicMeta
-	err := b.meta.update(func(f *metaFile) error {
-		tm, ok := f.Topics[name]
-		if !ok {
-			return kerr.UnknownTopicOrPartition
+// createPartitions creates a topic's partitions from from on, as the
+// image describes them. REQUIRES b.meta.admin.
+func (b *Broker) createPartitions(t *metadata.Topic, from int32) error {
+	for p := from; p < int32(len(t.Partitions)); p++ {
+		if err := b.meta.step("create partition"); err != nil {
+			return err
 		}
-		t = *tm
-		delete(f.Topics, name)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	b.forgetTopicConfig(name)
-	var errs error
-	for p := int32(0); p < t.Partitions; p++ {
-		err := b.parts.DeletePartition(segment.TopicPartition{Topic: name, Partition: p})
-		if err != nil && !errors.Is(err, replica.ErrUnknownPartition) {
-			errs = errors.Join(errs, err)
-		}
-	}
-	b.log.Info("topic deleted", "topic", name, "err", errs)
-	return errs
-}
-
-// addPartitions grows a topic to count partitions.
-func (b *Broker) addPartitions(name string, count int32, validateOnly bool) error {
-	t, ok := b.meta.topic(name)
-	switch {
-	case !ok:
-		return kerr.UnknownTopicOrPartition
-	case count < t.Partitions:
-		return fmt.Errorf("%w: topic has %d partitions, cannot go down to %d", kerr.InvalidPartitions, t.Partitions, count)
-	case count > maxPartitionsPerTopic:
-		return fmt.Errorf("%w: %d partitions, this node allows at most %d per topic", kerr.InvalidPartitions, count, maxPartitionsPerTopic)
-	case count == t.Partitions:
-		return fmt.Errorf("%w: topic already has %d partitions", kerr.InvalidPartitions, count)
-	case b.checkFileLimit(count-t.Partitions) != nil:
-		return b.checkFileLimit(count - t.Partitions)
-	case validateOnly:
-		return nil
-	}
-	if err := b.meta.update(func(f *metaFile) error { f.Topics[name].Partitions = count; return nil }); err != nil {
-		return err
-	}
-	for p := t.Partitions; p < count; p++ {
-		if _, err := b.parts.CreatePartition(segment.TopicPartition{Topic: name, Partition: p}, t.ID); err != nil && !errors.Is(err, replica.ErrPartitionExists) {
+		tp := segment.TopicPartition{Topic: t.Name, Partition: p}
+		if _, err := b.parts.CreatePartition(tp, replica.TopicID(t.ID)); err != nil && !errors.Is(err, replica.ErrPartitionExists) {
 			return fmt.Errorf("%w: %v", kerr.KafkaStorageError, err)
 		}
 	}
 	return nil
 }
 
-// adoptPartitions reconciles the catalogue with the partitions found on
-// disk at start: a partition whose topic the catalogue lacks (a lost or
-// older metadata file) is adopted rather than deleted, so that data is
-// never dropped because of metadata. A partition the catalogue names
-// but the disk lacks is recreated empty, after the catalogue's update:
-// creating a log reads its topic's configuration from the catalogue,
-// whose lock the update holds.
-func (b *Broker) adoptPartitions() error {
-	var missing []segment.TopicPartition
-	ids := map[string]replica.TopicID{}
-	err := b.meta.update(func(f *metaFile) error {
-		for _, p := range b.parts.Partitions() {
-			t, ok := f.Topics[p.TP.Topic]
-			if !ok {
-				id := p.TopicID
-				if id == (replica.TopicID{}) {
-					id = newTopicID()
-				}
-				t = &topicMeta{Name: p.TP.Topic, ID: id}
-				f.Topics[p.TP.Topic] = t
-				b.log.Warn("adopted a partition missing from the metadata", "partition", p.TP, "topic_id", id)
-			}
-			t.Partitions = max(t.Partitions, p.TP.Partition+1)
+// deleteTopics removes topics: first from the metadata, with their
+// directories queued for deletion in the same write, then their
+// partitions, then the queue entry. Killed midway, the node finishes
+// the deletion at its next start. Errors are kerr errors, one per name.
+func (b *Broker) deleteTopics(names []string, q quotaCheck) []error {
+	b.meta.admin.Lock()
+	defer b.meta.admin.Unlock()
+	errs := make([]error, len(names))
+	img := b.meta.image()
+	var gone []*metadata.Topic
+	seen := map[string]bool{}
+	for i, name := range names {
+		t, ok := img.Topic(name)
+		switch {
+		case !ok || seen[name]:
+			errs[i] = kerr.UnknownTopicOrPartition
+		default:
+			errs[i] = q.admit(int32(len(t.Partitions)))
 		}
-		for _, t := range f.Topics {
-			for p := int32(0); p < t.Partitions; p++ {
-				tp := segment.TopicPartition{Topic: t.Name, Partition: p}
-				if _, ok := b.parts.Partition(tp); !ok {
-					missing, ids[t.Name] = append(missing, tp), t.ID
-				}
+		if errs[i] == nil {
+			seen[name] = true
+			gone = append(gone, t)
+		}
+	}
+	if len(gone) == 0 {
+		return errs
+	}
+	if err := b.meta.removeTopics(gone); err != nil {
+		for i := range names {
+			if seen[names[i]] {
+				errs[i] = fmt.Errorf("%w: %v", kerr.KafkaStorageError, err)
 			}
 		}
-		return nil
-	})
-	if err != nil {
+		return errs
+	}
+	var done []metadata.TopicID
+	for _, t := range gone {
+		b.forgetTopicConfig(t.Name)
+		err := b.deletePartitions(t.Name, t.ID)
+		if err == nil {
+			done = append(done, t.ID)
+		}
+		errs[slices.Index(names, t.Name)] = err
+		b.log.Info("topic deleted", "topic", t.Name, "err", err)
+	}
+	if err := b.meta.deleted(done); err != nil {
+		b.log.Warn("topics deleted, but not yet from the deletion queue; the next start finishes it", "err", err)
+	}
+	return errs
+}
+
+// deletePartitions deletes every partition of topic whose id is id (or
+// which has no id, from before ids existed). REQUIRES b.meta.admin.
+func (b *Broker) deletePartitions(topic string, id metadata.TopicID) error {
+	var errs error
+	for _, p := range b.parts.Partitions() {
+		if p.TP.Topic != topic || (p.TopicID != replica.TopicID(id) && p.TopicID != (replica.TopicID{})) {
+			continue
+		}
+		if err := b.meta.step("delete partition"); err != nil {
+			return err
+		}
+		err := b.parts.DeletePartition(p.TP)
+		if err != nil && !errors.Is(err, replica.ErrUnknownPartition) {
+			errs = errors.Join(errs, err)
+		}
+	}
+	return errs
+}
+
+// addPartitions grows a topic to count partitions: recorded first,
+// then created.
+func (b *Broker) addPartitions(name string, count int32, validateOnly bool, q quotaCheck) error {
+	b.meta.admin.Lock()
+	defer b.meta.admin.Unlock()
+	t, ok := b.meta.image().Topic(name)
+	n := int32(0)
+	if ok {
+		n = int32(len(t.Partitions))
+	}
+	switch {
+	case !ok:
+		return kerr.UnknownTopicOrPartition
+	case count < n:
+		return fmt.Errorf("%w: topic has %d partitions, cannot go down to %d", kerr.InvalidPartitions, n, count)
+	case count > maxPartitionsPerTopic:
+		return fmt.Errorf("%w: %d partitions, this node allows at most %d per topic", kerr.InvalidPartitions, count, maxPartitionsPerTopic)
+	case count == n:
+		return fmt.Errorf("%w: topic already has %d partitions", kerr.InvalidPartitions, count)
+	}
+	if err := b.checkFileLimit(count - n); err != nil || validateOnly {
 		return err
 	}
-	for _, tp := range missing {
-		if _, err := b.parts.CreatePartition(tp, ids[tp.Topic]); err != nil && !errors.Is(err, replica.ErrPartitionExists) {
-			return fmt.Errorf("recreate missing partition %s: %w", tp, err)
-		}
-		b.log.Warn("partition directory missing at start; recreated empty", "partition", tp, "dir", b.parts.Dir(tp))
+	if err := q.admit(count - n); err != nil {
+		return err
 	}
-	return nil
+	next, err := b.meta.change(func(*metadata.Image) ([]metadata.Record, error) {
+		return b.meta.topicRecords(name, t.ID, n, count, nil), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %v", kerr.KafkaStorageError, err)
+	}
+	t, _ = next.TopicByID(t.ID)
+	return b.createPartitions(t, n)
 }
 
 // partition finds a partition or returns the Kafka error for its absence.

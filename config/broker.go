@@ -141,10 +141,15 @@ type Broker struct {
 	TransactionStateLogMinIsr            int    // transaction.state.log.min.isr
 	TransactionStateLogSegmentBytes      int    // transaction.state.log.segment.bytes
 
+	// Controller mutation quotas.
+	ControllerQuotaWindowNum         int // controller.quota.window.num
+	ControllerQuotaWindowSizeSeconds int // controller.quota.window.size.seconds
+
 	// Varve's own (not Kafka's).
-	LogDirProbeIntervalMs Millis // varve.log.dir.probe.interval.ms: probe period of an offline log dir
-	MetricsListener       string // varve.metrics.listener: HTTP address for Prometheus metrics; empty: off
-	NetworkModel          string // varve.network.model: reactor, goroutine or goroutine-inline
+	ControllerMutationRate float64 // varve.controller.mutation.rate: partitions per second; 0: unbounded
+	LogDirProbeIntervalMs  Millis  // varve.log.dir.probe.interval.ms: probe period of an offline log dir
+	MetricsListener        string  // varve.metrics.listener: HTTP address for Prometheus metrics; empty: off
+	NetworkModel           string  // varve.network.model: reactor, goroutine or goroutine-inline
 
 	// Secondary properties, read only to derive the fields above.
 	brokerID                    int

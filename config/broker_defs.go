@@ -188,7 +188,13 @@ var brokerDefs = []def{
 	{name: "share.coordinator.state.topic.segment.bytes", typ: tInt, deflt: "104857600", check: atLeast(1)},
 	{name: "share.coordinator.threads", typ: tInt, deflt: "1", check: atLeast(1)},
 
+	// Controller mutation quotas (QuotaConfig, KIP-599).
+	{name: "controller.quota.window.num", typ: tInt, deflt: "11", check: atLeast(1), field: func(b *Broker) any { return &b.ControllerQuotaWindowNum }},
+	{name: "controller.quota.window.size.seconds", typ: tInt, deflt: "1", check: atLeast(1), field: func(b *Broker) any { return &b.ControllerQuotaWindowSizeSeconds }},
+
 	// Varve's own.
+	{name: "varve.controller.mutation.rate", typ: tDouble, deflt: "100.0", varve: true, check: atLeast(0), field: func(b *Broker) any { return &b.ControllerMutationRate },
+		note: "partitions created or deleted per second by all clients together (Kafka's controller_mutation_rate quota, unbounded there by default); bursts up to rate x controller.quota.window.num x controller.quota.window.size.seconds; 0: unbounded"},
 	{name: "varve.log.dir.probe.interval.ms", typ: tLong, deflt: "5000", varve: true, check: atLeast(1), field: func(b *Broker) any { return &b.LogDirProbeIntervalMs },
 		note: "how often an offline log directory is probed (write, fsync, remove a small file) to bring it back online without a restart; Kafka keeps it offline until the broker restarts"},
 	{name: "varve.metrics.listener", typ: tString, deflt: "127.0.0.1:7071", varve: true, check: hostPortOrEmpty, field: func(b *Broker) any { return &b.MetricsListener },

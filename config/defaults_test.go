@@ -58,7 +58,8 @@ var kafkaDefaults = map[string]string{
 	"socket.receive.buffer.bytes": "102400", "socket.listen.backlog.size": "50", "connections.max.idle.ms": "600000",
 	"max.connections": "2147483647", "max.connections.per.ip": "2147483647", "request.timeout.ms": "30000",
 	"max.connections.per.ip.overrides": "", "max.connection.creation.rate": "2147483647",
-	"fetch.max.bytes": "57671680",
+	"fetch.max.bytes":             "57671680",
+	"controller.quota.window.num": "11", "controller.quota.window.size.seconds": "1",
 
 	"min.insync.replicas": "1", "replica.lag.time.max.ms": "30000", "replica.fetch.max.bytes": "1048576",
 	"replica.fetch.response.max.bytes": "10485760", "replica.fetch.wait.max.ms": "500", "replica.fetch.min.bytes": "1",
@@ -101,6 +102,7 @@ var varveDefaults = map[string]string{
 	"log.dir":              "./varve-data",
 	"log.dirs":             "./varve-data",
 
+	"varve.controller.mutation.rate":  "100.0",
 	"varve.log.dir.probe.interval.ms": "5000",
 	"varve.metrics.listener":          "127.0.0.1:7071",
 	"varve.network.model":             "reactor",

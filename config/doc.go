@@ -133,6 +133,8 @@
 //	controller.quorum.request.timeout.ms             2000                         (accepted)
 //	controller.quorum.retry.backoff.ms               20                           (accepted)
 //	controller.quorum.voters                         ""
+//	controller.quota.window.num                      11
+//	controller.quota.window.size.seconds             1
 //	default.replication.factor                       1
 //	delete.topic.enable                              true
 //	fetch.max.bytes                                  57671680
@@ -246,6 +248,7 @@
 //	transaction.state.log.segment.bytes              104857600
 //	transactional.id.expiration.ms                   604800000
 //	unclean.leader.election.enable                   false
+//	varve.controller.mutation.rate                   100.0                        (Varve's own; partitions created or deleted per second by all clients together (Kafka's controller_mutation_rate quota, unbounded there by default); bursts up to rate x controller.quota.window.num x controller.quota.window.size.seconds; 0: unbounded)
 //	varve.log.dir.probe.interval.ms                  5000                         (Varve's own; how often an offline log directory is probed (write, fsync, remove a small file) to bring it back online without a restart; Kafka keeps it offline until the broker restarts)
 //	varve.metrics.listener                           127.0.0.1:7071               (Varve's own; HTTP address serving Prometheus metrics at /metrics; empty turns it off)
 //	varve.network.model                              reactor                      (Varve's own; reactor: Kafka's acceptor, processors and handler pool; goroutine: one goroutine per connection, requests handed to the handler pool; goroutine-inline: each request served on its connection's goroutine)

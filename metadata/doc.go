@@ -1,0 +1,42 @@
+// Package metadata is the cluster's metadata as Kafka's KRaft brokers
+// hold it: an immutable Image (brokers, topics and their partitions,
+// configuration overrides, the producer-id block) and the records that
+// change it.
+//
+// A change is a list of records (TopicRecord, PartitionRecord,
+// PartitionChangeRecord, RemoveTopicRecord, ConfigRecord,
+// ProducerIdsRecord, RegisterBrokerRecord, in the shape of Kafka's)
+// replayed by Apply over one image into the next. Apply is
+// copy-on-write at the topic level: the next image shares every topic
+// the records leave alone, copies each topic they change once, and
+// copies the topic indexes (maps of pointers); the image it started
+// from is unchanged and stays valid for whoever holds it.
+//
+// Images come from a source: today the single-node metadata file (in
+// cluster), which rebuilds its records at start and persists each new
+// image before publishing it; tomorrow the Raft controller's log. A
+// Publisher holds the current image in an atomic.Pointer, so that a
+// request handler reads metadata with one load and never waits for a
+// change being made.
+//
+// # Concurrency
+//
+// Images are immutable and safe to share between goroutines. Apply is a
+// pure function. A Publisher is safe for concurrent use; sources
+// serialise their own changes. The package has no goroutines and no
+// clock.
+//
+// # Invariants
+//
+//   - Names and ids identify topics one to one.
+//   - A topic's partitions are numbered 0..n-1 without gaps
+//     (PartitionRecords arrive in order).
+//   - Kafka's epoch rule (PartitionRegistration.merge): a
+//     PartitionChangeRecord naming a leader bumps the leader epoch; every
+//     PartitionChangeRecord bumps the partition epoch.
+//   - The producer-id block only moves forward.
+//   - A list of records applies whole or not at all.
+//
+// Scripts under testdata/ replay records and show the images they make
+// (github.com/cockroachdb/datadriven; -rewrite regenerates them).
+package metadata

@@ -1,0 +1,119 @@
+package metadata
+
+import (
+	"iter"
+	"slices"
+)
+
+// Image is an immutable snapshot of the cluster's metadata: brokers,
+// topics with their partitions and configuration overrides, and the
+// producer-id block. Nothing in an Image, nor anything it returns, may
+// be modified: images share topics with the images before and after
+// them.
+type Image struct {
+	clusterID   string
+	version     int64 // records applied since New
+	brokers     map[int32]*Broker
+	topics      map[string]*Topic
+	byID        map[TopicID]*Topic
+	sorted      []*Topic // by name
+	producerIDs ProducerIDs
+}
+
+// Broker is a registered broker.
+type Broker struct {
+	ID        int32
+	Epoch     int64
+	Endpoints []Endpoint // the first is the one clients are told about
+	Rack      string
+	Fenced    bool
+}
+
+// Topic is a topic and its partitions; Partitions[i] is partition i.
+type Topic struct {
+	Name       string
+	ID         TopicID
+	Partitions []Partition
+	Configs    map[string]string // overrides of the broker defaults; nil when none
+}
+
+// Partition is one partition's replica placement and epochs.
+type Partition struct {
+	Replicas       []int32
+	ISR            []int32
+	Leader         int32
+	LeaderEpoch    int32
+	PartitionEpoch int32
+}
+
+// ProducerIDs is the producer-id block: every id below NextProducerID
+// has been reserved by BrokerID.
+type ProducerIDs struct {
+	BrokerID       int32
+	NextProducerID int64
+}
+
+// New returns the empty image of a cluster.
+func New(clusterID string) *Image {
+	return &Image{
+		clusterID: clusterID,
+		brokers:   map[int32]*Broker{},
+		topics:    map[string]*Topic{},
+		byID:      map[TopicID]*Topic{},
+	}
+}
+
+// ClusterID is the cluster's id.
+func (img *Image) ClusterID() string { return img.clusterID }
+
+// Version counts the records replayed into the image since New: two
+// images of one source with the same version are the same image.
+func (img *Image) Version() int64 { return img.version }
+
+// Broker returns the broker registered as id.
+func (img *Image) Broker(id int32) (*Broker, bool) {
+	b, ok := img.brokers[id]
+	return b, ok
+}
+
+// Brokers returns every registered broker by id.
+func (img *Image) Brokers() []*Broker {
+	out := make([]*Broker, 0, len(img.brokers))
+	for _, b := range img.brokers {
+		out = append(out, b)
+	}
+	slices.SortFunc(out, func(a, b *Broker) int { return int(a.ID) - int(b.ID) })
+	return out
+}
+
+// Topic returns the topic named name.
+func (img *Image) Topic(name string) (*Topic, bool) {
+	t, ok := img.topics[name]
+	return t, ok
+}
+
+// TopicByID returns the topic whose id is id.
+func (img *Image) TopicByID(id TopicID) (*Topic, bool) {
+	t, ok := img.byID[id]
+	return t, ok
+}
+
+// Partition returns a topic's partition.
+func (img *Image) Partition(topic string, partition int32) (*Partition, bool) {
+	t, ok := img.topics[topic]
+	if !ok || partition < 0 || int(partition) >= len(t.Partitions) {
+		return nil, false
+	}
+	return &t.Partitions[partition], true
+}
+
+// Topics yields every topic in name order.
+func (img *Image) Topics() iter.Seq[*Topic] {
+	return slices.Values(img.sorted)
+}
+
+// NumTopics is the number of topics.
+func (img *Image) NumTopics() int { return len(img.sorted) }
+
+// ProducerIDs is the producer-id block.
+func (img *Image) ProducerIDs() ProducerIDs { return img.producerIDs }

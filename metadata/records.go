@@ -1,0 +1,113 @@
+package metadata
+
+// The records below have the shape of Kafka's KRaft metadata records
+// (metadata/src/main/resources/common/metadata/*.json in Kafka), with
+// the fields a Varve node uses today. They are plain Go values: the
+// single-node metadata file rebuilds them at start, and the Raft
+// controller will serialise them into its log.
+
+// TopicID is a topic's 16-byte UUID, as Kafka's Uuid.
+type TopicID [16]byte
+
+// Record is one change to the metadata. Apply replays a list of them.
+type Record interface {
+	isRecord()
+}
+
+// NoLeaderChange in PartitionChangeRecord.Leader keeps the leader (and
+// the leader epoch) as they are. Kafka: PartitionChangeRecord's
+// default of -2.
+const NoLeaderChange int32 = -2
+
+// NoLeader is a partition without a leader. Kafka: -1.
+const NoLeader int32 = -1
+
+// Endpoint is where a broker serves one listener. Kafka:
+// RegisterBrokerRecord.BrokerEndpoint.
+type Endpoint struct {
+	Listener         string
+	Host             string
+	Port             int32
+	SecurityProtocol string
+}
+
+// RegisterBrokerRecord registers (or re-registers) a broker. Kafka:
+// RegisterBrokerRecord (api key 0); a re-registration replaces the
+// previous one.
+type RegisterBrokerRecord struct {
+	BrokerID    int32
+	BrokerEpoch int64
+	Endpoints   []Endpoint
+	Rack        string // "" when unset
+	Fenced      bool
+}
+
+// TopicRecord creates a topic. Kafka: TopicRecord (api key 2).
+type TopicRecord struct {
+	Name    string
+	TopicID TopicID
+}
+
+// PartitionRecord creates a partition of an existing topic. Partition
+// ids are dense: a topic's partitions are recorded 0, 1, 2, ... Kafka:
+// PartitionRecord (api key 3).
+type PartitionRecord struct {
+	PartitionID    int32
+	TopicID        TopicID
+	Replicas       []int32
+	ISR            []int32
+	Leader         int32
+	LeaderEpoch    int32
+	PartitionEpoch int32
+}
+
+// PartitionChangeRecord changes a partition. Nil slices leave the field
+// unchanged; Leader NoLeaderChange leaves the leader unchanged. Kafka:
+// PartitionChangeRecord (api key 5).
+type PartitionChangeRecord struct {
+	PartitionID int32
+	TopicID     TopicID
+	Leader      int32
+	ISR         []int32
+	Replicas    []int32
+}
+
+// RemoveTopicRecord removes a topic and all its partitions. Kafka:
+// RemoveTopicRecord (api key 9).
+type RemoveTopicRecord struct {
+	TopicID TopicID
+}
+
+// ConfigResourceType is Kafka's ConfigResource.Type byte.
+type ConfigResourceType int8
+
+// The resource types a ConfigRecord names (Kafka's codes).
+const (
+	ConfigResourceTopic  ConfigResourceType = 2
+	ConfigResourceBroker ConfigResourceType = 4
+)
+
+// ConfigRecord sets (Value non-nil) or deletes (Value nil) one
+// configuration override. Kafka: ConfigRecord (api key 4).
+type ConfigRecord struct {
+	ResourceType ConfigResourceType
+	ResourceName string
+	Name         string
+	Value        *string
+}
+
+// ProducerIdsRecord reserves producer ids below NextProducerID for
+// BrokerID. Kafka: ProducerIdsRecord (api key 15).
+type ProducerIdsRecord struct {
+	BrokerID       int32
+	BrokerEpoch    int64
+	NextProducerID int64
+}
+
+func (RegisterBrokerRecord) isRecord()  {}
+func (TopicRecord) isRecord()           {}
+func (PartitionRecord) isRecord()       {}
+func (PartitionChangeRecord) isRecord() {}
+func (RemoveTopicRecord) isRecord()     {}
+func (ConfigRecord) isRecord()          {}
+func (ProducerIdsRecord) isRecord()     {}
