@@ -108,7 +108,11 @@ func TestShutdownCrashAtEveryStep(t *testing.T) {
 		m := openManager(t, []string{dir}, func(c *logdir.Config) {
 			c.FS = fs
 			c.Logger = slog.New(slog.DiscardHandler)
-			c.LogConfig = func(string) segment.Config { return segment.Config{SegmentBytes: 2048, FlushMessages: 1} }
+			c.LogConfig = func(string) segment.Config {
+				c := segment.DefaultConfig()
+				c.SegmentBytes, c.FlushMessages = 2048, 1
+				return c
+			}
 		})
 		for p := int32(0); p < parts; p++ {
 			pl, err := m.Create(tp("s", p), logdir.TopicID{byte(p + 1)})

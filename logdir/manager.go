@@ -109,7 +109,7 @@ func (c *Config) setDefaults() error {
 		return errors.New("logdir: no log.dirs")
 	}
 	if c.LogConfig == nil {
-		c.LogConfig = func(string) segment.Config { return segment.Config{} }
+		c.LogConfig = func(string) segment.Config { return segment.DefaultConfig() }
 	}
 	c.RecoveryThreadsPerDataDir = max(c.RecoveryThreadsPerDataDir, 1)
 	for _, d := range []struct {

@@ -20,7 +20,7 @@ func openManager(t *testing.T, dirs []string, opts ...testConfig) *logdir.Manage
 	t.Helper()
 	cfg := logdir.Config{
 		LogDirs: dirs, RecoveryThreadsPerDataDir: 2,
-		LogConfig: func(string) segment.Config { return segment.Config{SegmentBytes: 4096} },
+		LogConfig: func(string) segment.Config { c := segment.DefaultConfig(); c.SegmentBytes = 4096; return c },
 		// The log's end is its high watermark here: replica supplies the
 		// real one.
 		HighWatermark: func(segment.TopicPartition) (int64, bool) { return 0, false },

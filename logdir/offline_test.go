@@ -98,7 +98,7 @@ func TestDiskFullTakesDirOfflineAndProbeBringsItBack(t *testing.T) {
 		c.FS = fs
 		c.ProbeInterval = 20 * time.Millisecond
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-		c.LogConfig = func(string) segment.Config { return segment.Config{FlushMessages: 1} }
+		c.LogConfig = func(string) segment.Config { c := segment.DefaultConfig(); c.FlushMessages = 1; return c }
 		c.OnOffline = func(tps []segment.TopicPartition) {
 			ev.mu.Lock()
 			ev.offline = append(ev.offline, tps...)

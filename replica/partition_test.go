@@ -90,7 +90,7 @@ func TestPartitionOfflineAndBack(t *testing.T) {
 	fault := segmenttest.NewFaultFS()
 	m, err := replica.Open(logdir.Config{
 		LogDirs: []string{t.TempDir()}, FS: fault, ProbeInterval: 20 * time.Millisecond,
-		LogConfig: func(string) segment.Config { return segment.Config{FlushMessages: 1} },
+		LogConfig: func(string) segment.Config { c := segment.DefaultConfig(); c.FlushMessages = 1; return c },
 	})
 	if err != nil {
 		t.Fatal(err)
