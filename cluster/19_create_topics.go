@@ -44,7 +44,11 @@ func serveCreateTopics(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vne
 				configs[c.Name] = *c.Value
 			}
 		}
-		t, err := b.createTopic(rt.Topic, partitions, rf, configs, req.ValidateOnly)
+		err := b.refuseInternalTopicCreation(rt.Topic)
+		var t topicMeta
+		if err == nil {
+			t, err = b.createTopic(rt.Topic, partitions, rf, configs, req.ValidateOnly)
+		}
 		st.ErrorCode = errorCode(err)
 		if err != nil {
 			msg := err.Error()
