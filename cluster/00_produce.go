@@ -5,8 +5,9 @@ package cluster
 // Versions 0-2 carry the old message formats (magic 0 and 1): they are
 // up-converted to one v2 batch per partition on the way in, as Kafka 3.x
 // does, because Debian's kcat (librdkafka 2.0) compresses only against a
-// broker that lists Produce v0. Versions 3+ must carry v2 batches, which
-// are validated by header and CRC and stored verbatim (their codec kept).
+// broker that lists Produce v0. Versions 3+ must carry v2 batches, whose
+// every record is validated as Kafka's LogValidator does
+// (produce_validate.go) before they are stored verbatim (codec kept).
 //
 // acks=0 sends no response (an error closes the connection, as Kafka's
 // CloseConnectionResponse); acks=1 and acks=all answer after the local
@@ -36,12 +37,12 @@ func init() {
 func serveProduce(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
-	failed := false
+	failed, gate := false, newProduceGate(r, req)
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
 		for _, rp := range rt.Partitions {
-			sp := b.producePartition(r.Version, req.Acks, rt.Topic, rp)
+			sp := b.producePartition(gate, r.Version, req.Acks, rt.Topic, rp)
 			failed = failed || sp.ErrorCode != 0
 			st.Partitions = append(st.Partitions, sp)
 		}
@@ -58,7 +59,7 @@ func serveProduce(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vn
 	return resp
 }
 
-func (b *Broker) producePartition(version, acks int16, topic string, rp kmsg.ProduceRequestTopicPartition) kmsg.ProduceResponseTopicPartition {
+func (b *Broker) producePartition(gate produceGate, version, acks int16, topic string, rp kmsg.ProduceRequestTopicPartition) kmsg.ProduceResponseTopicPartition {
 	sp := kmsg.NewProduceResponseTopicPartition()
 	sp.Partition = rp.Partition
 	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
@@ -79,6 +80,9 @@ func (b *Broker) producePartition(version, acks int16, topic string, rp kmsg.Pro
 	records, err := produceRecords(version, rp.Records)
 	if err != nil {
 		sp.ErrorCode = errorCode(err)
+		return sp
+	}
+	if !b.checkProduced(gate, topic, tc, records, &sp) {
 		return sp
 	}
 	if tc.MessageTimestampType() == record.TimestampLogAppendTime {

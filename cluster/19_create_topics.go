@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/metadata"
 	vnet "github.com/varve/varve/net"
 )
 
@@ -25,13 +26,22 @@ func init() {
 func serveCreateTopics(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.CreateTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
-	specs := make([]topicSpec, len(req.Topics))
+	// Internal topics are the broker's: refused before anything else.
+	errs := make([]error, len(req.Topics))
+	var specs []topicSpec
+	var at []int // index in req.Topics of each spec
 	for i, rt := range req.Topics {
-		specs[i] = b.createTopicSpec(rt)
+		if errs[i] = b.refuseInternalTopicCreation(rt.Topic); errs[i] == nil {
+			specs, at = append(specs, b.createTopicSpec(rt)), append(at, i)
+		}
 	}
 	// Kafka: KIP-599, THROTTLING_QUOTA_EXCEEDED from v6.
 	q := quotaCheck{q: b.quota, strict: r.Version >= 6}
-	topics, errs := b.createTopics(specs, req.ValidateOnly, q)
+	created, createErrs := b.createTopics(specs, req.ValidateOnly, q)
+	topics := make([]*metadata.Topic, len(req.Topics))
+	for j, i := range at {
+		topics[i], errs[i] = created[j], createErrs[j]
+	}
 	for i, rt := range req.Topics {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic, st.NumPartitions, st.ReplicationFactor = rt.Topic, -1, -1

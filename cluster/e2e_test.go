@@ -30,7 +30,7 @@ type testBroker struct {
 	addr string
 }
 
-func startBroker(t *testing.T, dir string, props map[string]string) *testBroker {
+func startBroker(t testing.TB, dir string, props map[string]string) *testBroker {
 	t.Helper()
 	all := map[string]string{
 		"log.dirs":               dir,
@@ -58,7 +58,7 @@ func startBroker(t *testing.T, dir string, props map[string]string) *testBroker 
 	return tb
 }
 
-func (tb *testBroker) stop(t *testing.T) {
+func (tb *testBroker) stop(t testing.TB) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := tb.Shutdown(ctx); err != nil {
@@ -66,7 +66,7 @@ func (tb *testBroker) stop(t *testing.T) {
 	}
 }
 
-func client(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
+func client(t testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	c, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
 	if err != nil {
@@ -76,13 +76,13 @@ func client(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
 	return c
 }
 
-func ctx(t *testing.T) context.Context {
+func ctx(t testing.TB) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return c
 }
 
-func createTopic(t *testing.T, addr, topic string, partitions int32, configs map[string]*string) {
+func createTopic(t testing.TB, addr, topic string, partitions int32, configs map[string]*string) {
 	t.Helper()
 	adm := kadm.NewClient(client(t, addr))
 	resp, err := adm.CreateTopic(ctx(t), partitions, 1, configs, topic)

@@ -317,6 +317,8 @@ func errorCode(err error) int16 {
 		return kerr.InvalidProducerEpoch.Code
 	case errors.Is(err, segment.ErrInvalidTxnState):
 		return kerr.InvalidTxnState.Code
+	case errors.Is(err, record.ErrInvalidTimestamp):
+		return kerr.InvalidTimestamp.Code
 	case errors.Is(err, record.ErrInvalidRecord):
 		return kerr.InvalidRecord.Code
 	case errors.Is(err, segment.ErrOffsetOutOfRange):

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
@@ -346,14 +347,17 @@ func nextXerialBlock(b []byte) (block, rest []byte, err error) {
 	return b[4 : 4+n], b[4+n:], nil
 }
 
+// decodeZstd decodes with the cached decoder of the power of two at or
+// above limit, so that limits chosen by clients (a fetch's max bytes)
+// make at most a few dozen decoders, and checks limit itself after.
 func decodeZstd(dst, src []byte, limit int) ([]byte, error) {
-	d, err := zstdDecoder(limit)
+	d, err := zstdDecoder(1 << bits.Len(uint(max(limit, 1)-1)))
 	if err != nil {
 		return nil, err
 	}
 	out, err := d.DecodeAll(src, dst)
-	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
-		return nil, fmt.Errorf("%w: zstd: %w", errDecompressLimit, err)
+	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) || len(out) > limit {
+		return nil, fmt.Errorf("%w: zstd: %v", errDecompressLimit, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("zstd: %w", err)

@@ -29,8 +29,8 @@
 //
 // # Concurrency
 //
-// Functions are safe for concurrent use. A BatchBuilder or a BatchDecoder
-// is not: each has one user at a time. Decompression never grows past its
+// Functions are safe for concurrent use. A BatchBuilder, a BatchDecoder
+// or a Validator is not: each has one user at a time. Decompression never grows past its
 // limit (DefaultMaxDecompressedBytes unless the caller passes its own), so
 // a small compressed batch cannot make the decoder allocate without bound.
 package record
