@@ -41,10 +41,12 @@ func (b *Broker) reconcile() error {
 			if _, ok := b.parts.Partition(tp); ok {
 				continue
 			}
-			b.log.Warn("partition in the metadata missing from the log dirs; creating it empty", "partition", tp)
 			if _, err := b.parts.CreatePartition(tp, replica.TopicID(t.ID)); err != nil && !errors.Is(err, replica.ErrPartitionExists) {
+				b.log.Error("partition in the metadata missing from the log dirs, and creating it failed", "partition", tp, "err", err)
 				errs = errors.Join(errs, err)
+				continue
 			}
+			b.log.Warn("partition in the metadata was missing from the log dirs; created it empty", "partition", tp, "dir", b.parts.Dir(tp))
 		}
 	}
 	return errs

@@ -16,7 +16,9 @@ const fdLimitChildEnv = "VARVE_FDLIMIT_CHILD"
 
 // manySegmentsCfg rolls a segment at every batch.
 func manySegmentsCfg(files *segment.FileCache) segment.Config {
-	return segment.Config{SegmentBytes: 100, SegmentIndexBytes: 1024, FS: noSyncFS(), Files: files, FileDeleteDelay: time.Millisecond}
+	c := segment.DefaultConfig()
+	c.SegmentBytes, c.SegmentIndexBytes, c.FS, c.Files, c.FileDeleteDelay = 100, 1024, noSyncFS(), files, time.Millisecond
+	return c
 }
 
 // Kafka: a broker with tens of thousands of segments runs out of

@@ -22,7 +22,8 @@ func BenchmarkReadSealedColdVsWarm(b *testing.B) {
 	}{{"warm", 16}, {"cold", 1}} {
 		b.Run(bc.name, func(b *testing.B) {
 			files := segment.NewFileCache(bc.bound)
-			cfg := segment.Config{SegmentBytes: 64 << 10, Files: files, FS: noSyncFS()}
+			cfg := segment.DefaultConfig()
+			cfg.SegmentBytes, cfg.Files, cfg.FS = 64<<10, files, noSyncFS()
 			l, err := segment.Open(filepath.Join(b.TempDir(), "bench-0"), cfg)
 			if err != nil {
 				b.Fatal(err)

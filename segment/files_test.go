@@ -16,7 +16,8 @@ import (
 // smallSegments writes n one-batch segments and returns the batches.
 func smallSegments(t *testing.T, files *segment.FileCache, n int, deleteDelay time.Duration) (*segment.Log, [][]byte) {
 	t.Helper()
-	cfg := segment.Config{SegmentBytes: 100, SegmentIndexBytes: 1024, FS: noSyncFS(), Files: files, FileDeleteDelay: deleteDelay}
+	cfg := segment.DefaultConfig()
+	cfg.SegmentBytes, cfg.SegmentIndexBytes, cfg.FS, cfg.Files, cfg.FileDeleteDelay = 100, 1024, noSyncFS(), files, deleteDelay
 	l := open(t, filepath.Join(t.TempDir(), "cold-0"), cfg)
 	t.Cleanup(func() { l.Close() })
 	var want [][]byte

@@ -18,7 +18,7 @@ import (
 func lostCase(t *testing.T, perSegment []int, clean bool) (segment.RecoveryReport, string, *segment.Log) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "orders-3")
-	l := open(t, dir, segment.Config{})
+	l := open(t, dir, segment.DefaultConfig())
 	for i, n := range perSegment {
 		if i > 0 {
 			if err := l.Roll(); err != nil {
@@ -43,7 +43,8 @@ func lostCase(t *testing.T, perSegment []int, clean bool) (segment.RecoveryRepor
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	cfg := segment.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	cfg := segment.DefaultConfig()
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	l2 := open(t, dir, cfg)
 	t.Cleanup(func() { l2.Close() })
 	return l2.Recovery(), logs.String(), l2
@@ -84,12 +85,12 @@ func TestLostOffsetsReported(t *testing.T) {
 // an unflushed tail (data above the recovery point was never promised).
 func TestNothingLostReportsNothing(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "orders-0")
-	l := open(t, dir, segment.Config{})
+	l := open(t, dir, segment.DefaultConfig())
 	appendN(t, l, 5, 1, 20, 1)
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	l = open(t, dir, segment.Config{})
+	l = open(t, dir, segment.DefaultConfig())
 	defer l.Close()
 	if r := l.Recovery(); r.LostOffsets() != 0 || r.LostFrom != -1 || r.LostTo != -1 {
 		t.Fatalf("lost [%d, %d) on a clean reopen", r.LostFrom, r.LostTo)
