@@ -54,6 +54,9 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	if err := checkListenerSecurity(cfg); err != nil {
+		return nil, err
+	}
 	b := &Broker{cfg: cfg, log: logger, nodeID: int32(cfg.NodeID), stopping: make(chan struct{})}
 	var err error
 	if b.host, b.port, err = advertised(cfg); err != nil {
