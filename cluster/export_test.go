@@ -1,0 +1,13 @@
+package cluster
+
+import "github.com/varve/varve/replica"
+
+// Parked is the number of requests waiting in the broker's purgatory.
+func (b *Broker) Parked() int { return b.purgatory.Pending() }
+
+// PartitionReplica is the broker's replica of a partition, for tests
+// that hold its high watermark back.
+func (b *Broker) PartitionReplica(topic string, p int32) *replica.Partition {
+	part, _ := b.partition(topic, p)
+	return part
+}
