@@ -73,6 +73,9 @@ func (f *DelayedFetch) available(fp FetchPartition, limit int64, minOneBatch boo
 	if fp.Offset == hw {
 		return 0, false
 	}
+	if f.MinBytes <= 1 && minOneBatch {
+		return 1, false // a whole batch is there: enough, no need to read its size
+	}
 	r, err := p.Read(fp.Offset, int(max(limit, 0)), minOneBatch)
 	if err != nil {
 		return 0, true // case D: the read fails; the response says why

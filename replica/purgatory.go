@@ -39,9 +39,9 @@ type PurgatoryConfig struct {
 	// Manual starts no reaper: the caller expires operations with
 	// Advance (tests drive time this way).
 	Manual bool
-	// wheel selects the timing wheel instead of the B-tree timer (the
-	// benchmarks compare both).
-	wheel bool
+	// btree selects the B-tree timer instead of the timing wheel (the
+	// benchmarks and tests compare both).
+	btree bool
 }
 
 // DefaultPurgeInterval is Kafka's purge interval.
@@ -89,10 +89,10 @@ func NewPurgatory(cfg PurgatoryConfig) *Purgatory {
 	pg := &Purgatory{cfg: cfg, start: cfg.Clock(), kick: make(chan struct{}, 1),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	pg.lists.m = map[*WatchList]struct{}{}
-	if cfg.wheel {
-		pg.mu.timer = newTimingWheel(0)
-	} else {
+	if cfg.btree {
 		pg.mu.timer = newBTreeTimer()
+	} else {
+		pg.mu.timer = newTimingWheel(0)
 	}
 	pg.mu.sleepUntil = math.MaxInt64
 	if cfg.Manual {

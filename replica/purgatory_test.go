@@ -43,7 +43,7 @@ func (c *manualClock) Add(d time.Duration) time.Time {
 
 func newManualPurgatory(t testing.TB, wheel bool) (*Purgatory, *manualClock) {
 	clk := &manualClock{now: time.Unix(1000, 0)}
-	pg := NewPurgatory(PurgatoryConfig{Clock: clk.Now, Manual: true, wheel: wheel})
+	pg := NewPurgatory(PurgatoryConfig{Clock: clk.Now, Manual: true, btree: !wheel})
 	t.Cleanup(pg.Close)
 	return pg, clk
 }
@@ -126,7 +126,7 @@ func TestPurgatoryCompletesOnExpiry(t *testing.T) {
 func TestPurgatoryCompletesOnceUnderRaces(t *testing.T) {
 	forBothTimers(t, func(t *testing.T, wheel bool) {
 		clk := &manualClock{now: time.Unix(1000, 0)}
-		pg := NewPurgatory(PurgatoryConfig{Clock: clk.Now, Manual: true, wheel: wheel, PurgeInterval: 10})
+		pg := NewPurgatory(PurgatoryConfig{Clock: clk.Now, Manual: true, btree: !wheel, PurgeInterval: 10})
 		keys := make([]WatchList, 4)
 		ops := make([]*testOp, 500)
 		for i := range ops {
