@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"runtime/metrics"
 	"sync"
 	"testing"
 	"time"
@@ -66,6 +67,35 @@ func waitParked(t *testing.T, b *testBroker, n int) {
 	waitFor(t, 30*time.Second, "fetches parked", func() bool { return b.Parked() == n })
 }
 
+// goMemory is the memory the Go runtime holds from the system: heap,
+// goroutine stacks and its own structures, less what it gave back.
+func goMemory() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64() - s[1].Value.Uint64()
+}
+
+// peakMemory samples goMemory every millisecond until stop is closed and
+// then returns the highest value seen.
+func peakMemory(stop <-chan struct{}) <-chan uint64 {
+	out := make(chan uint64, 1)
+	go func() {
+		peak := goMemory()
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				peak = max(peak, goMemory())
+			case <-stop:
+				out <- max(peak, goMemory())
+				return
+			}
+		}
+	}()
+	return out
+}
+
 func heapInUse() uint64 {
 	runtime.GC()
 	var ms runtime.MemStats
@@ -84,7 +114,9 @@ func TestFetchNamingOnePartitionManyTimes(t *testing.T) {
 	b := startBroker(t, t.TempDir(), nil)
 	createTopic(t, b.addr, "amp", 1, nil)
 	const copies, parallel = 400_000, 4
-	baseHeap, baseG := heapInUse(), runtime.NumGoroutine()
+	baseHeap, baseG, baseMem := heapInUse(), runtime.NumGoroutine(), goMemory()
+	stopSampling := make(chan struct{})
+	peak := peakMemory(stopSampling)
 	probe := fetchRequest(4, "amp", copies, 0, 1<<20)
 	if len(probe) < 6_000_000 {
 		t.Fatalf("probe is %d bytes", len(probe))
@@ -97,10 +129,15 @@ func TestFetchNamingOnePartitionManyTimes(t *testing.T) {
 	}
 	wg.Wait()
 	waitParked(t, b, parallel)
+	close(stopSampling)
+	peakMem := <-peak
 	probe = nil
 	parkedHeap, parkedG := heapInUse(), runtime.NumGoroutine()
-	t.Logf("heap in use %d MiB idle, %d MiB with %d probes parked; goroutines %d, %d",
-		baseHeap>>20, parkedHeap>>20, parallel, baseG, parkedG)
+	t.Logf("heap in use %d MiB idle, %d MiB with %d probes parked; goroutines %d, %d; Go memory %d MiB idle, peak %d MiB while the probes were sent and parked",
+		baseHeap>>20, parkedHeap>>20, parallel, baseG, parkedG, baseMem>>20, peakMem>>20)
+	if grow := int64(peakMem) - int64(baseMem); grow > 1<<30 {
+		t.Fatalf("the Go runtime grew by %d MiB for %d probes", grow>>20, parallel)
+	}
 	if grow := int64(parkedHeap) - int64(baseHeap); grow > 64<<20 {
 		t.Fatalf("%d parked probes hold %d MiB", parallel, grow>>20)
 	}
