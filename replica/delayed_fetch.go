@@ -1,5 +1,7 @@
 package replica
 
+import "slices"
+
 // FetchPartition is one partition a delayed fetch reads.
 type FetchPartition struct {
 	Partition *Partition
@@ -26,12 +28,27 @@ type DelayedFetch struct {
 
 // Keys are the watch lists of the fetch's partitions, each once.
 func (f *DelayedFetch) Keys() []*WatchList {
-	keys := make([]*WatchList, 0, len(f.Parts))
-	seen := make(map[*Partition]struct{}, len(f.Parts))
-	for _, fp := range f.Parts {
-		if _, dup := seen[fp.Partition]; !dup {
-			seen[fp.Partition] = struct{}{}
-			keys = append(keys, fp.Partition.Watchers())
+	return watchKeys(len(f.Parts), func(i int) *Partition { return f.Parts[i].Partition })
+}
+
+// watchKeys returns the watch lists of n partitions, each once.
+func watchKeys(n int, part func(int) *Partition) []*WatchList {
+	keys := make([]*WatchList, 0, n)
+	var seen map[*WatchList]struct{} // past a few partitions
+	for i := range n {
+		k := part(i).Watchers()
+		if n <= 8 {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+			continue
+		}
+		if seen == nil {
+			seen = make(map[*WatchList]struct{}, n)
+		}
+		if _, dup := seen[k]; !dup {
+			seen[k] = struct{}{}
+			keys = append(keys, k)
 		}
 	}
 	return keys

@@ -44,15 +44,7 @@ func NewDelayedProduce(parts []ProducePartition, online func(*Partition) bool, c
 
 // Keys are the watch lists of the produce's partitions, each once.
 func (d *DelayedProduce) Keys() []*WatchList {
-	var keys []*WatchList
-	seen := map[*Partition]struct{}{}
-	for _, pp := range d.Parts {
-		if _, dup := seen[pp.Partition]; !dup {
-			seen[pp.Partition] = struct{}{}
-			keys = append(keys, pp.Partition.Watchers())
-		}
-	}
-	return keys
+	return watchKeys(len(d.Parts), func(i int) *Partition { return d.Parts[i].Partition })
 }
 
 // TryComplete settles every partition it can and reports whether none

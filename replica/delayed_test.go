@@ -193,3 +193,21 @@ func TestDelayedProduceLeadershipLost(t *testing.T) {
 		t.Fatalf("outcomes %v", *got)
 	}
 }
+
+// A delayed operation watches each of its partitions once, however many
+// times it names them, below and above the size where a map takes over.
+func TestDelayedKeysAreDistinct(t *testing.T) {
+	parts := make([]*Partition, 12)
+	for i := range parts {
+		parts[i] = &Partition{}
+	}
+	for _, n := range []int{3, 12} {
+		f := &DelayedFetch{}
+		for i := range 3 * n {
+			f.Parts = append(f.Parts, FetchPartition{Partition: parts[i%n]})
+		}
+		if keys := f.Keys(); len(keys) != n {
+			t.Fatalf("%d partitions named thrice: %d keys", n, len(keys))
+		}
+	}
+}

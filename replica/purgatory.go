@@ -125,13 +125,19 @@ func (pg *Purgatory) Watch(op Operation, timeout time.Duration, keys ...*WatchLi
 		d.mu.Unlock()
 		return true
 	}
-	// Watched while the lock is held: an event on a key now waits for
-	// the lock and then tries op, so none is missed between the try
-	// and the watch.
+	// An event between the try and the watch found no watcher: try
+	// once more now that op is watched (Kafka's safeTryCompleteOrElse,
+	// "last completion check"). An event from here on waits for the
+	// lock and tries op itself.
 	for _, k := range keys {
 		k.add(d, pg)
 	}
 	pg.watched.Add(1)
+	if op.TryComplete() {
+		d.forceComplete(false)
+		d.mu.Unlock()
+		return true
+	}
 	d.mu.Unlock()
 	pg.schedule(d, timeout)
 	pg.maybePurge()

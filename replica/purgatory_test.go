@@ -225,3 +225,26 @@ func TestPurgatoryReaperExpires(t *testing.T) {
 		t.Fatal("the hour-long operation completed")
 	}
 }
+
+// racyOp becomes ready during its first TryComplete, as if an event
+// happened between the try and the watch and found no watcher yet.
+type racyOp struct{ testOp }
+
+func (o *racyOp) TryComplete() bool {
+	if o.tries.Add(1) == 1 {
+		o.ready.Store(true)
+		return false
+	}
+	return o.ready.Load()
+}
+
+// Kafka: safeTryCompleteOrElse tries once more after watching, so an
+// event between the first try and the watch is not missed.
+func TestPurgatoryTriesAgainAfterWatching(t *testing.T) {
+	pg, _ := newManualPurgatory(t, false)
+	var k WatchList
+	op := &racyOp{}
+	if !pg.Watch(op, time.Hour, &k) || op.completed.Load() != 1 || pg.Pending() != 0 {
+		t.Fatalf("an operation satisfied between its try and its watch waits: completed %d", op.completed.Load())
+	}
+}
