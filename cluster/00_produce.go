@@ -10,8 +10,11 @@ package cluster
 // (produce_validate.go) before they are stored verbatim (codec kept).
 //
 // acks=0 sends no response (an error closes the connection, as Kafka's
-// CloseConnectionResponse); acks=1 and acks=all answer after the local
-// append, which with one replica is also the commit; acks=all with
+// CloseConnectionResponse); acks=1 answers after the local append;
+// acks=all answers once the high watermark of every partition appended
+// to has passed the last offset appended (replica.DelayedProduce, parked
+// in the broker's purgatory until then or until the request's timeout:
+// REQUEST_TIMED_OUT), which with one replica is at once. acks=all with
 // min.insync.replicas above 1 gets NOT_ENOUGH_REPLICAS and writes
 // nothing. message.timestamp.type=LogAppendTime stamps each batch with
 // the broker's clock.
@@ -28,6 +31,7 @@ import (
 
 	vnet "github.com/varve/varve/net"
 	"github.com/varve/varve/record"
+	"github.com/varve/varve/replica"
 )
 
 func init() {
@@ -38,11 +42,17 @@ func serveProduce(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vn
 	req := kreq.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	failed, gate := false, newProduceGate(r, req)
-	for _, rt := range req.Topics {
+	var acks []replica.ProducePartition // acks=all: appended, waiting for the high watermark
+	var where [][2]int                  // each one's topic and partition in resp
+	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
 		for _, rp := range rt.Partitions {
-			sp := b.producePartition(gate, r.Version, req.Acks, rt.Topic, rp)
+			n := len(acks)
+			sp := b.producePartition(gate, r.Version, req.Acks, rt.Topic, rp, &acks)
+			if len(acks) > n {
+				where = append(where, [2]int{ti, len(st.Partitions)})
+			}
 			failed = failed || sp.ErrorCode != 0
 			st.Partitions = append(st.Partitions, sp)
 		}
@@ -56,10 +66,42 @@ func serveProduce(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vn
 		}
 		return nil
 	}
+	if !acknowledged(acks) {
+		b.parkProduce(r.Version, req.TimeoutMillis, resp, acks, where, respond)
+		return nil
+	}
 	return resp
 }
 
-func (b *Broker) producePartition(gate produceGate, version, acks int16, topic string, rp kmsg.ProduceRequestTopicPartition) kmsg.ProduceResponseTopicPartition {
+// acknowledged reports whether the high watermark has passed every
+// partition's last appended offset already (always, with one replica).
+func acknowledged(acks []replica.ProducePartition) bool {
+	for _, a := range acks {
+		if a.Partition.HighWatermark() < a.RequiredOffset {
+			return false
+		}
+	}
+	return true
+}
+
+// parkProduce waits, in the purgatory, for the high watermark to pass
+// the appended records, then answers with each partition's outcome.
+func (b *Broker) parkProduce(version int16, timeoutMs int32, resp *kmsg.ProduceResponse, acks []replica.ProducePartition, where [][2]int, respond func(vnet.Response)) {
+	d := replica.NewDelayedProduce(acks, b.hosted, func(parts []replica.ProducePartition) {
+		for i, pp := range parts {
+			if pp.Err != nil {
+				resp.Topics[where[i][0]].Partitions[where[i][1]].ErrorCode = errorCode(pp.Err)
+			}
+		}
+		resp.SetVersion(version)
+		respond(bytesResponse(resp.AppendTo(nil)))
+	})
+	b.purgatory.Watch(d, time.Duration(timeoutMs)*time.Millisecond, d.Keys()...)
+}
+
+// producePartition appends one partition's records; with acks=all it
+// adds the partition and the offset to wait for to waits.
+func (b *Broker) producePartition(gate produceGate, version, acks int16, topic string, rp kmsg.ProduceRequestTopicPartition, waits *[]replica.ProducePartition) kmsg.ProduceResponseTopicPartition {
 	sp := kmsg.NewProduceResponseTopicPartition()
 	sp.Partition = rp.Partition
 	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
@@ -98,6 +140,9 @@ func (b *Broker) producePartition(gate produceGate, version, acks int16, topic s
 	}
 	b.metrics.produced(topic, len(records), info.LastOffset-info.FirstOffset+1)
 	sp.BaseOffset, sp.LogStartOffset = info.FirstOffset, part.StartOffset()
+	if acks == -1 {
+		*waits = append(*waits, replica.ProducePartition{Partition: part, RequiredOffset: info.LastOffset + 1})
+	}
 	return sp
 }
 

@@ -5,9 +5,11 @@ package cluster
 // Record data leaves as file regions (sendfile): the response is encoded
 // by hand around them (fetch_encode.go), so the records never pass
 // through user space. A fetch that has less than min.bytes waits, up to
-// max.wait.ms, for an append to any of its partitions (the delayed fetch:
-// a goroutine per waiting request, woken by the partitions' append
-// notifications, instead of Kafka's timing wheel). Limits: each
+// max.wait.ms, in the broker's purgatory (replica.DelayedFetch, Kafka's):
+// no goroutine waits for it; the append, high-watermark advance or
+// deletion that satisfies it builds and sends its response, or the
+// purgatory's reaper does at max.wait.ms. A partition named twice in one
+// request is answered once (Kafka's collapse, see resolveFetch). Limits: each
 // partition's PartitionMaxBytes and the response's MaxBytes; the first
 // partition with data returns at least one whole batch (KIP-74). Reads
 // stop at the high watermark; the last stable offset equals it (no
@@ -56,35 +58,52 @@ type fetchTopic struct {
 func serveFetch(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.FetchRequest)
 	topics := b.resolveFetch(r.Version, req)
-	// Take the wake-up channels before reading: an append between the read
-	// and the wait then closes a channel this fetch holds, and it cannot
-	// sleep through it.
-	wake := fetchWaits(topics)
 	bytes, failed := b.readFetch(topics, req.MaxBytes)
 	if req.MaxWaitMillis <= 0 || bytes >= int64(req.MinBytes) || failed {
 		respond(b.fetchResponse(r.Version, topics))
 		return nil
 	}
-	go b.delayedFetch(r.Version, req, topics, wake, respond)
+	b.parkFetch(r.Version, req, topics, respond)
 	return nil
 }
 
-// fetchWaits returns the append notifications of a fetch's partitions.
-func fetchWaits(topics []fetchTopic) []<-chan struct{} {
-	var out []<-chan struct{}
+// parkFetch puts a fetch in the purgatory. What it holds while it waits
+// is its partitions (one entry each, duplicates collapsed) and a few
+// words: not the request, nor a goroutine.
+func (b *Broker) parkFetch(version int16, req *kmsg.FetchRequest, topics []fetchTopic, respond func(vnet.Response)) {
+	maxBytes := req.MaxBytes
+	f := &replica.DelayedFetch{MinBytes: req.MinBytes, MaxBytes: maxBytes, Online: b.hosted}
 	for _, t := range topics {
 		for _, fp := range t.parts {
 			if fp.part != nil {
-				out = append(out, fp.part.Wait())
+				f.Parts = append(f.Parts, replica.FetchPartition{Partition: fp.part, Offset: fp.offset, MaxBytes: fp.partitionBytes})
 			}
 		}
 	}
-	return out
+	f.Complete = func(bool) {
+		// Satisfied or expired, the response is read again from the logs.
+		b.readFetch(topics, maxBytes)
+		respond(b.fetchResponse(version, topics))
+	}
+	b.purgatory.Watch(f, time.Duration(req.MaxWaitMillis)*time.Millisecond, f.Keys()...)
 }
 
-// resolveFetch finds the partitions a fetch names.
+// hosted reports whether p is still this node's replica of its partition
+// (a deleted partition is not).
+func (b *Broker) hosted(p *replica.Partition) bool {
+	q, ok := b.parts.Partition(p.TP)
+	return ok && q == p
+}
+
+// resolveFetch finds the partitions a fetch names. A partition named
+// more than once is answered once, at the place it was first named, with
+// the fetch offset and limit of its last mention: Kafka collapses them
+// the same way, reading the request into a LinkedHashMap keyed by
+// topic(-id) and partition (FetchRequest.fetchData), so that one request
+// costs at most one entry per distinct partition.
 func (b *Broker) resolveFetch(version int16, req *kmsg.FetchRequest) []fetchTopic {
 	topics := make([]fetchTopic, 0, len(req.Topics))
+	var seen fetchIndex
 	for _, rt := range req.Topics {
 		ft := fetchTopic{name: rt.Topic, id: rt.TopicID}
 		known := true
@@ -95,6 +114,18 @@ func (b *Broker) resolveFetch(version int16, req *kmsg.FetchRequest) []fetchTopi
 			}
 		}
 		for _, rp := range rt.Partitions {
+			key := fetchKey{partition: rp.Partition}
+			if version >= 13 {
+				key.id = rt.TopicID
+			} else {
+				key.name = rt.Topic
+			}
+			if at, dup := seen.find(key); dup {
+				fp := seen.part(topics, &ft, at)
+				fp.offset, fp.partitionBytes = rp.FetchOffset, rp.PartitionMaxBytes
+				continue
+			}
+			seen.add(key, len(topics), len(ft.parts))
 			fp := fetchPart{partition: rp.Partition, hw: -1, logStart: -1, offset: rp.FetchOffset, partitionBytes: rp.PartitionMaxBytes}
 			switch {
 			case !known:
@@ -105,9 +136,67 @@ func (b *Broker) resolveFetch(version int16, req *kmsg.FetchRequest) []fetchTopi
 			}
 			ft.parts = append(ft.parts, fp)
 		}
-		topics = append(topics, ft)
+		if len(ft.parts) > 0 || len(rt.Partitions) == 0 { // a topic left empty by the collapse is not answered
+			topics = append(topics, ft)
+		}
 	}
 	return topics
+}
+
+// fetchKey names a partition in a fetch: by topic name before v13, by
+// topic id from v13.
+type fetchKey struct {
+	name      string
+	id        [16]byte
+	partition int32
+}
+
+// fetchIndex finds the partitions of a fetch already resolved: a scan
+// while they are few (the common fetch), a map beyond.
+type fetchIndex struct {
+	keys []fetchKey
+	at   [][2]int // topic and partition index of keys[i]
+	m    map[fetchKey][2]int
+}
+
+const fetchIndexScan = 16
+
+func (x *fetchIndex) find(k fetchKey) ([2]int, bool) {
+	if x.m != nil {
+		at, ok := x.m[k]
+		return at, ok
+	}
+	for i := range x.keys {
+		if x.keys[i] == k {
+			return x.at[i], true
+		}
+	}
+	return [2]int{}, false
+}
+
+func (x *fetchIndex) add(k fetchKey, topic, part int) {
+	at := [2]int{topic, part}
+	if x.m == nil && len(x.keys) < fetchIndexScan {
+		x.keys, x.at = append(x.keys, k), append(x.at, at)
+		return
+	}
+	if x.m == nil {
+		x.m = make(map[fetchKey][2]int, 2*fetchIndexScan)
+		for i := range x.keys {
+			x.m[x.keys[i]] = x.at[i]
+		}
+		x.keys, x.at = nil, nil
+	}
+	x.m[k] = at
+}
+
+// part returns the partition at a position found: in a topic already
+// resolved, or in cur, the one being resolved.
+func (x *fetchIndex) part(topics []fetchTopic, cur *fetchTopic, at [2]int) *fetchPart {
+	if at[0] == len(topics) {
+		return &cur.parts[at[1]]
+	}
+	return &topics[at[0]].parts[at[1]]
 }
 
 // readFetch reads every partition within the response budget and says
@@ -136,48 +225,6 @@ func (b *Broker) readFetch(topics []fetchTopic, maxBytes int32) (int64, bool) {
 		}
 	}
 	return total, failed
-}
-
-// delayedFetch waits until enough data arrived, max.wait.ms passed, or
-// the broker stops, then answers.
-func (b *Broker) delayedFetch(version int16, req *kmsg.FetchRequest, topics []fetchTopic, waits []<-chan struct{}, respond func(vnet.Response)) {
-	deadline := time.NewTimer(time.Duration(req.MaxWaitMillis) * time.Millisecond)
-	defer deadline.Stop()
-	for {
-		wake := make(chan struct{}, 1)
-		stop := make(chan struct{})
-		for _, c := range waits {
-			go func(c <-chan struct{}) {
-				select {
-				case <-c:
-					select {
-					case wake <- struct{}{}:
-					default:
-					}
-				case <-stop:
-				}
-			}(c)
-		}
-		select {
-		case <-wake:
-			close(stop)
-			waits = fetchWaits(topics) // before the re-read, as in serveFetch
-			bytes, failed := b.readFetch(topics, req.MaxBytes)
-			if bytes >= int64(req.MinBytes) || failed {
-				respond(b.fetchResponse(version, topics))
-				return
-			}
-		case <-deadline.C:
-			close(stop)
-			b.readFetch(topics, req.MaxBytes)
-			respond(b.fetchResponse(version, topics))
-			return
-		case <-b.stopping:
-			close(stop)
-			respond(b.fetchResponse(version, topics))
-			return
-		}
-	}
 }
 
 func (b *Broker) fetchResponse(version int16, topics []fetchTopic) vnet.Response {

@@ -34,6 +34,7 @@ type Broker struct {
 	server       server
 	cleaners     *cleaners
 	groups       *groupCoordinator
+	purgatory    *replica.Purgatory // delayed fetches and acks=all produces
 
 	mu       sync.Mutex
 	lis      []stdnet.Listener
@@ -81,6 +82,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 		b.parts.Close()
 		return nil, err
 	}
+	b.purgatory = replica.NewPurgatory(replica.PurgatoryConfig{})
 	return b, nil
 }
 
@@ -162,6 +164,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.mu.Unlock()
 	start := time.Now()
 	b.groups.shutdown() // answers parked JoinGroups, which the server would wait for
+	b.purgatory.Close() // answers parked fetches and produces, likewise
 	err := b.server.Shutdown(ctx)
 	b.bg.Wait()
 	b.stopCleaners()
@@ -192,6 +195,7 @@ func (b *Broker) Serve(r *vnet.Request, respond func(vnet.Response)) {
 		respond(vnet.Response{Close: true})
 		return
 	}
+	r.Body = nil // decoded: a parked request keeps its fields, not its bytes
 	start := time.Now()
 	wrapped := func(resp vnet.Response) {
 		b.metrics.observe(r.Key, time.Since(start))

@@ -54,10 +54,14 @@
 // the change lock held across one plan, apply, write and publish.
 //
 // Broker.Serve is called by the network layer's handler goroutines
-// (num.io.threads) concurrently. A Fetch that must wait answers from its
-// own goroutine (woken by partition appends, bounded by max.wait.ms). The
-// broker's other goroutines: the listeners' accept loops, the retention
-// scheduler, the log cleaner's workers, the log manager's checkpoint and
-// log-dir probe loops (package logdir), the group coordinators' timer and their loader of
+// (num.io.threads) concurrently. A Fetch that must wait, and an acks=all
+// Produce whose high watermark lags, wait in the broker's purgatory
+// (replica.Purgatory) without a goroutine: the goroutine of the event
+// that satisfies one (an append, a high-watermark advance, a deletion)
+// answers it, or the purgatory's reaper at its timeout. The broker's
+// other goroutines: the purgatory's reaper, the listeners' accept loops,
+// the retention scheduler, the log cleaner's workers, the log manager's
+// checkpoint and log-dir probe loops (package logdir), the group
+// coordinators' timer and their loader of
 // __consumer_offsets at start, and the metrics HTTP server.
 package cluster

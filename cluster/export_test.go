@@ -1,5 +1,17 @@
 package cluster
 
+import "github.com/varve/varve/replica"
+
 // SetRecordValidation switches produce validation for the benchmark that
 // measures its cost.
 func SetRecordValidation(on bool) { skipRecordValidation.Store(!on) }
+
+// Parked is the number of requests waiting in the broker's purgatory.
+func (b *Broker) Parked() int { return b.purgatory.Pending() }
+
+// PartitionReplica is the broker's replica of a partition, for tests
+// that hold its high watermark back.
+func (b *Broker) PartitionReplica(topic string, p int32) *replica.Partition {
+	part, _ := b.partition(topic, p)
+	return part
+}

@@ -14,7 +14,97 @@
 //
 // A node today holds one replica of each partition, so a partition's high
 // watermark is its log end offset once an append returns; the ISR and
-// follower fetching come with replication.
+// follower fetching come with replication. The seam they will use is
+// Partition.SetFollowerEndOffset (the other in-sync replicas' lowest end
+// offset: the high watermark is the minimum of it and the leader's) and
+// Partition.ResignLeadership.
+//
+// # Purgatory
+//
+// A Purgatory (Kafka's DelayedOperationPurgatory) holds Operations until
+// an event satisfies them or they expire. Operations are watched by key:
+// each Partition has a WatchList, and every event on it (an append, a
+// high-watermark advance, a deletion by the log manager, a leadership
+// change) calls CheckAndComplete, which tries the operations watching it
+// on the event's goroutine. An operation completes exactly once: its
+// completion is guarded by a compare-and-swap, and TryComplete and
+// OnComplete of one operation run under its own lock, never together.
+// Watch lists keep completed operations until tried again or purged:
+// once more than PurgeInterval (Kafka's 1000) operations were watched
+// beyond those still waiting, every list is purged, so a list on a
+// quiet partition holds at most about that many stale entries, each a
+// pointer to a struct that has dropped its operation.
+//
+// DelayedFetch completes when min.bytes are below the high watermark of
+// its partitions (counted as the response would read them: partition and
+// response max_bytes, KIP-74's first batch), when a partition can no
+// longer be read as asked (deleted, leadership lost, the fetch offset
+// past the high watermark or below the log start), or at max.wait.ms.
+// DelayedProduce (acks=all) completes when the high watermark of every
+// partition passes its last appended offset, with NOT_LEADER_OR_FOLLOWER
+// or UNKNOWN_TOPIC_OR_PARTITION for a partition lost meanwhile, and
+// REQUEST_TIMED_OUT for those still waiting at the request's timeout.
+//
+// One timer holds every deadline: Kafka's hierarchical timing wheel
+// (timing_wheel.go: 1 ms ticks, 20 buckets a level, levels added as
+// deadlines need them, buckets ordered in a heap). A B-tree of deadlines
+// (timer_btree.go, github.com/google/btree) implements the same
+// interface; both pass the same model test, and the wheel is used
+// because it is faster at what the purgatory does most. At 10,000
+// operations with deadlines spread over 30 s, per operation, in one run
+// (load average about 5 on 2 shared cores):
+//
+//	go test -run XXX -bench Timer -benchtime 200x ./replica
+//	                     add    cancel   expire (walking to each next deadline)
+//	timing wheel       28.8 ns   6.2 ns   219 ns
+//	B-tree            260   ns 277   ns    86 ns
+//
+// Most delayed operations are completed by an event (add + cancel: the
+// wheel is 15x cheaper, O(1) against O(log n) twice); the rest expire
+// (add + expire: 248 ns against 346 ns, the wheel's cascades between
+// levels costing it less than the B-tree's ordered inserts).
+//
+// With the purgatory as the broker uses it, 10,000 fetches parked over
+// 1,000 partitions (ten a partition), and one append waking the ten of
+// its partition (each completion reads its partition, as a fetch
+// response is built):
+//
+//	go test -run XXX -bench 'ParkFetches' -benchtime 30x ./replica
+//	park one fetch: 616 ns (wheel), 638 ns (B-tree); memory held while
+//	parked 196 bytes (wheel), 219 bytes (B-tree): the DelayedFetch,
+//	its purgatory entry and its watch-list slot
+//
+//	go test -run XXX -bench 'AppendWakes' -benchtime 5000x ./replica
+//	append alone                       4.4 us
+//	append waking ten, bare            5.5 us (the purgatory: ~0.1 us a fetch)
+//	append waking ten, each reading   59 to 77 us (the log reads of the responses)
+//
+// The wake-up's own cost is small beside the reads each completed fetch
+// makes to build its response, which a fetch made before the purgatory
+// too.
+//
+// # The replication state machine
+//
+// Replication is one partition's replication state on one broker as
+// Kafka's Partition keeps it (replication.go): role and leader epoch,
+// the leader-epoch cache (EpochCache, Kafka's LeaderEpochFileCache, with
+// the leader-epoch-checkpoint format), the ISR with one AlterPartition in
+// flight (KIP-497), the high watermark (the smallest log end over the
+// leader, the maximal ISR and replicas about to join; never backwards;
+// held while the ISR is below min.insync.replicas), the followers'
+// caught-up state (Replica.updateFetchStateOrThrow), acks=all checks
+// before and after the append, KIP-320 fencing, KIP-595 divergence
+// answers and the follower's KIP-279 truncation. It is deterministic:
+// no goroutines, no clock (time in milliseconds is an input of every
+// event), its effects are calls on a ReplicaLog and the AlterPartition
+// requests it hands out. Its scenarios are scripts under
+// testdata/replication (KIP-101's data loss under the old rule and not
+// under ours, KIP-279's back-to-back elections, ISR changes, acks=all,
+// fencing), run with github.com/cockroachdb/datadriven, and a property
+// test drives random appends, fetches, crashes that lose unflushed
+// tails, restarts and elections against a simulated controller. The
+// broker does not drive it yet: follower fetchers and the controller
+// that feeds it decisions are the next pieces.
 //
 // # Concurrency
 //
@@ -26,6 +116,14 @@
 // (logdir's are listed there). Each Partition is safe for concurrent use:
 // appends serialise in its log, reads run in parallel, its log is
 // swapped atomically (nil while its directory is offline, when every
-// operation returns logdir.ErrOffline), and Wait lets a delayed fetch
-// sleep until the next append, truncation, deletion or change of log.
+// operation returns logdir.ErrOffline), and the events on it complete
+// the delayed operations it satisfies on the goroutine of the event. A
+// Purgatory is safe for concurrent use and has one goroutine, its reaper
+// (Kafka's ExpiredOperationReaper), which sleeps until the timer's next
+// deadline and expires what is due; it ends at Close, which answers
+// every operation still waiting. No goroutine waits per operation or per
+// partition. With PurgatoryConfig.Manual there is no reaper: the caller
+// drives expiry with Advance (tests do). A Replication (the state
+// machine below) is not safe for concurrent use: its owner serialises
+// the events it is given.
 package replica

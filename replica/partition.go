@@ -2,6 +2,7 @@ package replica
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -45,16 +46,25 @@ type Partition struct {
 
 	log         atomic.Pointer[logRef] // nil while its log directory is offline
 	hw          atomic.Int64
+	followerEnd atomic.Int64 // the other in-sync replicas' lowest log end offset (MaxInt64: none)
 	leaderEpoch atomic.Int32 // stamped on every batch this replica appends as leader
+	follower    atomic.Bool  // leadership lost (a leader until told otherwise)
+
+	// watchers are the delayed operations (fetches, produces) waiting
+	// for an event on this partition: an append, a high-watermark
+	// advance, a truncation, a deletion, a leadership change or the log
+	// going offline or back completes those it satisfies.
+	watchers WatchList
 
 	mu     sync.Mutex
-	notify chan struct{} // closed and replaced on every append
+	notify chan struct{} // made by Wait, closed by the next event
 }
 
 // NewPartition makes a replica over l with high watermark hw (clamped to
 // the log's offsets).
 func NewPartition(tp segment.TopicPartition, id TopicID, l Log, hw int64) *Partition {
-	p := &Partition{TP: tp, TopicID: id, notify: make(chan struct{})}
+	p := &Partition{TP: tp, TopicID: id}
+	p.followerEnd.Store(math.MaxInt64)
 	p.setLog(l, hw)
 	return p
 }
@@ -120,19 +130,60 @@ func (p *Partition) LostOffsets() int64 {
 	return 0
 }
 
-// Wait returns a channel closed at the next append, truncation or
-// deletion: a delayed fetch waits on it.
+// Watchers is the partition's key in a Purgatory.
+func (p *Partition) Watchers() *WatchList { return &p.watchers }
+
+// wake completes the delayed operations an event on the partition
+// satisfies (Kafka's checkAndComplete after an append, a high-watermark
+// change, a truncation, a deletion or a leadership change). It runs
+// them on the caller's goroutine.
+func (p *Partition) wake() {
+	p.mu.Lock()
+	if p.notify != nil {
+		close(p.notify)
+		p.notify = nil
+	}
+	p.mu.Unlock()
+	p.watchers.CheckAndComplete()
+}
+
+// Wait returns a channel closed at the next event on the partition (an
+// append, a high-watermark advance, a deletion): a waiter outside a
+// Purgatory (a tool, a test) sleeps on it. It costs nothing until called.
 func (p *Partition) Wait() <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.notify == nil {
+		p.notify = make(chan struct{})
+	}
 	return p.notify
 }
 
-func (p *Partition) wake() {
-	p.mu.Lock()
-	close(p.notify)
-	p.notify = make(chan struct{})
-	p.mu.Unlock()
+// IsLeader reports whether this replica leads the partition.
+func (p *Partition) IsLeader() bool { return !p.follower.Load() }
+
+// ResignLeadership makes the replica a follower: the delayed produces
+// waiting on it complete with NOT_LEADER_OR_FOLLOWER and its delayed
+// fetches answer at once, as in Kafka when a leader becomes a follower.
+func (p *Partition) ResignLeadership() {
+	p.follower.Store(true)
+	p.wake()
+}
+
+// SetFollowerEndOffset records the lowest log end offset among the other
+// in-sync replicas: the high watermark is the minimum of it and this
+// replica's own end offset, and never moves backwards. Until replication
+// exists nothing calls it and the high watermark is the log end offset;
+// tests hold the high watermark back with it.
+func (p *Partition) SetFollowerEndOffset(offset int64) {
+	p.followerEnd.Store(offset)
+	l, err := p.current()
+	if err != nil {
+		return
+	}
+	if p.advanceHW(min(l.EndOffset(), offset)) {
+		p.wake()
+	}
 }
 
 // LeaderEpoch is the epoch of this replica's leadership (0 until
@@ -152,16 +203,20 @@ func (p *Partition) AppendAsLeader(records []byte) (segment.AppendInfo, error) {
 	if err != nil {
 		return info, err
 	}
-	p.advanceHW(l.EndOffset())
+	p.advanceHW(min(l.EndOffset(), p.followerEnd.Load()))
 	p.wake()
 	return info, nil
 }
 
-func (p *Partition) advanceHW(to int64) {
+// advanceHW raises the high watermark to to and reports whether it moved.
+func (p *Partition) advanceHW(to int64) bool {
 	for {
 		cur := p.hw.Load()
-		if to <= cur || p.hw.CompareAndSwap(cur, to) {
-			return
+		if to <= cur {
+			return false
+		}
+		if p.hw.CompareAndSwap(cur, to) {
+			return true
 		}
 	}
 }

@@ -95,7 +95,7 @@ type simCluster struct {
 	pepoch   int32
 	now      int64
 	next     int
-	acked    map[int64]string // offset -> value of every acknowledged record
+	acked    map[int64]string         // offset -> value of every acknowledged record
 	pending  map[int64]pendingProduce // appended with acks=all, not yet acknowledged
 	leaderHW int64
 	trace    []string // what happened, for a failure's report
