@@ -31,7 +31,7 @@ func parseFlags(args []string) (config, error) {
 	attacks := fs.String("attacks", strings.Join(attackNames(), ","), "comma-separated attacks")
 	scales := fs.String("scales", "1,10", "comma-separated multiples of each attack as first reproduced (-quick: 1)")
 	fs.BoolVar(&c.quick, "quick", false, "smoke run: scale 1 only, each attack a quarter the size")
-	ceiling := fs.String("ceiling", "1536MiB", "peak RSS the broker must stay under in every run (default: GOMEMLIMIT 2GiB x 3/4: the request pool takes half of it, the rest is the broker's own)")
+	ceiling := fs.String("ceiling", "2GiB", "peak RSS the broker must stay under in every run (default: the GOMEMLIMIT it is given)")
 	killAt := fs.String("kill-at", "3GiB", "RSS at which the watchdog kills the broker (a container's memory limit)")
 	fs.StringVar(&c.goMemLimit, "gomemlimit", "2GiB", "GOMEMLIMIT of the broker: the memory the operator gives it")
 	fs.BoolVar(&c.noProgress, "no-progress", false, "no progress bar")

@@ -16,7 +16,7 @@ func TestParseFlagsQuickIsScaleOneQuarterSize(t *testing.T) {
 	if !slices.Equal(c.scales, []int{1}) || c.size != 0.25 || len(c.attacks) != len(attackNames()) {
 		t.Fatalf("-quick: scales %v size %v attacks %v", c.scales, c.size, c.attacks)
 	}
-	if c.ceiling != 1536<<20 || c.killAt != 3<<30 {
+	if c.ceiling != 2<<30 || c.killAt != 3<<30 {
 		t.Fatalf("ceiling %d kill-at %d", c.ceiling, c.killAt)
 	}
 	if _, err := parseFlags([]string{"-attacks", "partial-frames,nonsense"}); err == nil {
