@@ -7,6 +7,15 @@
 //	go run ./experiments/attacks -quick     # smoke run: 1x only, attacks a quarter the size
 //	go run ./experiments/attacks -attacks partial-frames,fetch-amplification -scales 1
 //
+// The ceiling (-ceiling) is the memory the broker is given (-gomemlimit,
+// 2 GiB): queued.max.request.bytes, unset, bounds the bytes of requests
+// being read and queued to half of GOMEMLIMIT (package net), and the Go
+// runtime lets garbage accumulate up to GOMEMLIMIT before it collects
+// harder, so a broker holding a full request pool may rightly peak
+// between the pool and the limit, but not past it. A bound holds when
+// the 10x attack peaks about as high as the 1x one although it sends ten
+// times the bytes.
+//
 // # Attacks (at 1x)
 //
 //   - partial-frames: 24 connections each send a 90 MiB size prefix and
