@@ -226,6 +226,9 @@ func TestValidateProducedStreamsLargeRecords(t *testing.T) {
 // inside the zstd decoder, whose refill is not the validator's doing (on
 // a loaded machine one ran in the middle of the count).
 func TestValidatorDoesNotAllocatePerRecord(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation allocates; counted without it")
+	}
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	for _, c := range allCodecs {
 		b := buildBatch(t, c, sampleRecords(500))
