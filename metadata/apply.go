@@ -53,6 +53,12 @@ func (d *delta) replay(r Record) error {
 	switch r := r.(type) {
 	case RegisterBrokerRecord:
 		return d.registerBroker(r)
+	case BrokerRegistrationChangeRecord:
+		return d.changeBroker(r)
+	case FenceBrokerRecord:
+		return d.changeBroker(BrokerRegistrationChangeRecord{BrokerID: r.BrokerID, BrokerEpoch: r.BrokerEpoch, Fenced: FenceBroker})
+	case UnfenceBrokerRecord:
+		return d.changeBroker(BrokerRegistrationChangeRecord{BrokerID: r.BrokerID, BrokerEpoch: r.BrokerEpoch, Fenced: UnfenceBroker})
 	case TopicRecord:
 		return d.createTopic(r)
 	case PartitionRecord:
@@ -78,6 +84,34 @@ func (d *delta) registerBroker(r RegisterBrokerRecord) error {
 	}
 	d.next.brokers[r.BrokerID] = &Broker{ID: r.BrokerID, Epoch: r.BrokerEpoch,
 		Endpoints: slices.Clone(r.Endpoints), Rack: r.Rack, Fenced: r.Fenced}
+	return nil
+}
+
+// changeBroker replays a change of a registration. As Kafka's
+// ClusterControlManager, it refuses a change naming another epoch than
+// the registration's: the record is about a registration that is gone.
+func (d *delta) changeBroker(r BrokerRegistrationChangeRecord) error {
+	b, ok := d.next.brokers[r.BrokerID]
+	switch {
+	case !ok:
+		return fmt.Errorf("%w: change of unregistered broker %d", ErrInvalidRecord, r.BrokerID)
+	case b.Epoch != r.BrokerEpoch:
+		return fmt.Errorf("%w: change of broker %d epoch %d, registered with epoch %d", ErrInvalidRecord, r.BrokerID, r.BrokerEpoch, b.Epoch)
+	case r.Fenced < UnfenceBroker || r.Fenced > FenceBroker:
+		return fmt.Errorf("%w: broker %d fencing change %d", ErrInvalidRecord, r.BrokerID, r.Fenced)
+	}
+	if !d.brokersOwned {
+		d.next.brokers, d.brokersOwned = maps.Clone(d.base.brokers), true
+	}
+	c := *b
+	switch r.Fenced {
+	case FenceBroker:
+		c.Fenced = true
+	case UnfenceBroker:
+		c.Fenced = false
+	}
+	c.InControlledShutdown = c.InControlledShutdown || r.InControlledShutdown
+	d.next.brokers[r.BrokerID] = &c
 	return nil
 }
 
@@ -131,7 +165,8 @@ func (d *delta) createPartition(r PartitionRecord) error {
 	}
 	t.Partitions = append(t.Partitions, Partition{
 		Replicas: slices.Clone(r.Replicas), ISR: slices.Clone(r.ISR), Leader: r.Leader,
-		LeaderEpoch: r.LeaderEpoch, PartitionEpoch: r.PartitionEpoch,
+		RemovingReplicas: cloneOrNil(r.RemovingReplicas), AddingReplicas: cloneOrNil(r.AddingReplicas),
+		LeaderRecovery: r.LeaderRecovery, LeaderEpoch: r.LeaderEpoch, PartitionEpoch: r.PartitionEpoch,
 	})
 	return nil
 }
@@ -154,6 +189,15 @@ func (d *delta) changePartition(r PartitionChangeRecord) error {
 	}
 	if r.Replicas != nil {
 		p.Replicas = slices.Clone(r.Replicas)
+	}
+	if r.RemovingReplicas != nil {
+		p.RemovingReplicas = cloneOrNil(r.RemovingReplicas)
+	}
+	if r.AddingReplicas != nil {
+		p.AddingReplicas = cloneOrNil(r.AddingReplicas)
+	}
+	if r.LeaderRecovery != nil {
+		p.LeaderRecovery = *r.LeaderRecovery
 	}
 	p.PartitionEpoch++
 	return nil
@@ -225,6 +269,15 @@ func (d *delta) finishSorted() {
 		i, _ := slices.BinarySearchFunc(d.next.sorted, t, byName)
 		d.next.sorted[i] = t
 	}
+}
+
+// cloneOrNil copies s; an empty s gives nil, so that an image holds one
+// spelling of "none".
+func cloneOrNil(s []int32) []int32 {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Clone(s)
 }
 
 func byName(a, b *Topic) int { return strings.Compare(a.Name, b.Name) }

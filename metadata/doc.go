@@ -5,7 +5,8 @@
 //
 // A change is a list of records (TopicRecord, PartitionRecord,
 // PartitionChangeRecord, RemoveTopicRecord, ConfigRecord,
-// ProducerIdsRecord, RegisterBrokerRecord, in the shape of Kafka's)
+// ProducerIdsRecord, RegisterBrokerRecord, BrokerRegistrationChangeRecord,
+// FenceBrokerRecord, UnfenceBrokerRecord, in the shape of Kafka's)
 // replayed by Apply over one image into the next. Apply is
 // copy-on-write at the topic level: the next image shares every topic
 // the records leave alone, copies each topic they change once, and
@@ -34,6 +35,10 @@
 //   - Kafka's epoch rule (PartitionRegistration.merge): a
 //     PartitionChangeRecord naming a leader bumps the leader epoch; every
 //     PartitionChangeRecord bumps the partition epoch.
+//   - A broker change names the epoch of the registration it changes; a
+//     new registration starts over (not in controlled shutdown).
+//   - A partition's reassignment (KIP-455) is its AddingReplicas and
+//     RemovingReplicas, both nil when none is under way.
 //   - The producer-id block only moves forward.
 //   - A list of records applies whole or not at all.
 //

@@ -27,6 +27,10 @@ type Broker struct {
 	Endpoints []Endpoint // the first is the one clients are told about
 	Rack      string
 	Fenced    bool
+	// InControlledShutdown: the broker asked to shut down and the
+	// controller is moving its leaderships away (KIP-841). A new
+	// registration clears it.
+	InControlledShutdown bool
 }
 
 // Topic is a topic and its partitions; Partitions[i] is partition i.
@@ -39,11 +43,20 @@ type Topic struct {
 
 // Partition is one partition's replica placement and epochs.
 type Partition struct {
-	Replicas       []int32
-	ISR            []int32
-	Leader         int32
-	LeaderEpoch    int32
-	PartitionEpoch int32
+	Replicas         []int32
+	ISR              []int32
+	RemovingReplicas []int32 // an ongoing reassignment's replicas to remove (KIP-455)
+	AddingReplicas   []int32 // an ongoing reassignment's replicas to add
+	Leader           int32
+	LeaderRecovery   LeaderRecoveryState
+	LeaderEpoch      int32
+	PartitionEpoch   int32
+}
+
+// Reassigning reports whether a reassignment of the partition is under
+// way.
+func (p *Partition) Reassigning() bool {
+	return len(p.AddingReplicas) > 0 || len(p.RemovingReplicas) > 0
 }
 
 // ProducerIDs is the producer-id block: every id below NextProducerID
