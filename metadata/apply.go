@@ -82,7 +82,7 @@ func (d *delta) registerBroker(r RegisterBrokerRecord) error {
 	if !d.brokersOwned {
 		d.next.brokers, d.brokersOwned = maps.Clone(d.base.brokers), true
 	}
-	d.next.brokers[r.BrokerID] = &Broker{ID: r.BrokerID, Epoch: r.BrokerEpoch,
+	d.next.brokers[r.BrokerID] = &Broker{ID: r.BrokerID, IncarnationID: r.IncarnationID, Epoch: r.BrokerEpoch,
 		Endpoints: slices.Clone(r.Endpoints), Rack: r.Rack, Fenced: r.Fenced}
 	return nil
 }

@@ -22,11 +22,12 @@ type Image struct {
 
 // Broker is a registered broker.
 type Broker struct {
-	ID        int32
-	Epoch     int64
-	Endpoints []Endpoint // the first is the one clients are told about
-	Rack      string
-	Fenced    bool
+	ID            int32
+	IncarnationID [16]byte
+	Epoch         int64
+	Endpoints     []Endpoint // the first is the one clients are told about
+	Rack          string
+	Fenced        bool
 	// InControlledShutdown: the broker asked to shut down and the
 	// controller is moving its leaderships away (KIP-841). A new
 	// registration clears it.

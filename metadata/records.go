@@ -35,11 +35,12 @@ type Endpoint struct {
 // RegisterBrokerRecord (api key 0); a re-registration replaces the
 // previous one.
 type RegisterBrokerRecord struct {
-	BrokerID    int32
-	BrokerEpoch int64
-	Endpoints   []Endpoint
-	Rack        string // "" when unset
-	Fenced      bool
+	BrokerID      int32
+	IncarnationID [16]byte // the broker process's random id; zero when unknown
+	BrokerEpoch   int64
+	Endpoints     []Endpoint
+	Rack          string // "" when unset
+	Fenced        bool
 }
 
 // TopicRecord creates a topic. Kafka: TopicRecord (api key 2).
