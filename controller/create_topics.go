@@ -1,0 +1,173 @@
+package controller
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/varve/varve/metadata"
+)
+
+// CreateTopics (api key 19) and CreatePartitions (api key 37) as the
+// controller decides them: names validated as Kafka's Topic.validate,
+// replicas placed by place, topic ids from Config.NewTopicID. Not done
+// here: manual replica assignments and validate-only requests (the
+// request handler answers those), and the validation of configuration
+// values (package config's, done by the caller before it asks).
+
+// CreatableTopic is one topic to create; -1 asks for the cluster's
+// default partition count or replication factor.
+type CreatableTopic struct {
+	Name              string
+	NumPartitions     int32
+	ReplicationFactor int16
+	Configs           map[string]string
+}
+
+// CreatedTopic is the outcome for one topic.
+type CreatedTopic struct {
+	Name              string
+	Err               error
+	TopicID           metadata.TopicID
+	NumPartitions     int32
+	ReplicationFactor int16
+}
+
+// maxTopicNameLength is Kafka's Topic.MAX_NAME_LENGTH.
+const maxTopicNameLength = 249
+
+// CreateTopics creates topics; each gets its own result and records.
+func (c *Controller) CreateTopics(topics []CreatableTopic) ([]metadata.Record, []CreatedTopic, error) {
+	var recs []metadata.Record
+	out := make([]CreatedTopic, 0, len(topics))
+	for _, t := range topics {
+		res := CreatedTopic{Name: t.Name}
+		r, err := c.createTopic(t, &res)
+		if err != nil {
+			return nil, nil, err
+		}
+		recs = append(recs, r...)
+		out = append(out, res)
+	}
+	return recs, out, nil
+}
+
+func (c *Controller) createTopic(t CreatableTopic, res *CreatedTopic) ([]metadata.Record, error) {
+	if t.NumPartitions == -1 {
+		t.NumPartitions = c.cfg.NumPartitions
+	}
+	if t.ReplicationFactor == -1 {
+		t.ReplicationFactor = c.cfg.DefaultReplicationFactor
+	}
+	if res.Err = c.validateNewTopic(t); res.Err != nil {
+		return nil, nil
+	}
+	id := c.newTopicID()
+	recs := []metadata.Record{metadata.TopicRecord{Name: t.Name, TopicID: id}}
+	for _, k := range slices.Sorted(maps.Keys(t.Configs)) {
+		v := t.Configs[k]
+		recs = append(recs, metadata.ConfigRecord{ResourceType: metadata.ConfigResourceTopic, ResourceName: t.Name, Name: k, Value: &v})
+	}
+	recs = append(recs, c.newPartitions(id, 0, t.NumPartitions, int(t.ReplicationFactor))...)
+	if err := c.propose(recs); err != nil {
+		return nil, err
+	}
+	res.TopicID, res.NumPartitions, res.ReplicationFactor = id, t.NumPartitions, t.ReplicationFactor
+	return recs, nil
+}
+
+// newTopicID draws an id that no topic has (Kafka: Uuid.randomUuid,
+// redrawn on a clash or the zero id).
+func (c *Controller) newTopicID() metadata.TopicID {
+	for {
+		id := c.cfg.NewTopicID()
+		if _, taken := c.img.TopicByID(id); !taken && id != (metadata.TopicID{}) {
+			return id
+		}
+	}
+}
+
+// newPartitions places partitions from..from+n-1 and records them: every
+// replica in the ISR, the first replica leading.
+func (c *Controller) newPartitions(id metadata.TopicID, from, n int32, rf int) []metadata.Record {
+	var recs []metadata.Record
+	for i, replicas := range c.place(n, rf) {
+		recs = append(recs, metadata.PartitionRecord{PartitionID: from + int32(i), TopicID: id,
+			Replicas: replicas, ISR: slices.Clone(replicas), Leader: replicas[0]})
+	}
+	return recs
+}
+
+func (c *Controller) validateNewTopic(t CreatableTopic) error {
+	switch {
+	case !validTopicName(t.Name):
+		return kerr.InvalidTopicException
+	case c.collides(t.Name):
+		return kerr.TopicAlreadyExists
+	case t.NumPartitions <= 0:
+		return kerr.InvalidPartitions
+	case t.ReplicationFactor <= 0 || int(t.ReplicationFactor) > c.usableBrokers():
+		return kerr.InvalidReplicationFactor
+	}
+	return nil
+}
+
+// collides reports whether name exists, or differs from an existing
+// name only by '.' against '_' (which metric names cannot tell apart;
+// Kafka refuses such a topic).
+func (c *Controller) collides(name string) bool {
+	if _, ok := c.img.Topic(name); ok {
+		return true
+	}
+	norm := strings.ReplaceAll(name, ".", "_")
+	for t := range c.img.Topics() {
+		if strings.ReplaceAll(t.Name, ".", "_") == norm {
+			return true
+		}
+	}
+	return false
+}
+
+// validTopicName is Kafka's Topic.validate: 1 to 249 characters of
+// [a-zA-Z0-9._-], and neither "." nor "..".
+func validTopicName(name string) bool {
+	if name == "" || name == "." || name == ".." || len(name) > maxTopicNameLength {
+		return false
+	}
+	for _, r := range name {
+		ok := r == '.' || r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9')
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// CreatePartitions grows topic to count partitions, the new ones with
+// the replication factor of its first partition. Kafka:
+// ReplicationControlManager.createPartitions.
+func (c *Controller) CreatePartitions(topic string, count int32) (CreatePartitionsResponse, error) {
+	t, ok := c.img.Topic(topic)
+	switch {
+	case !ok:
+		return CreatePartitionsResponse{Err: kerr.UnknownTopicOrPartition}, nil
+	case len(t.Partitions) == 0 || count <= int32(len(t.Partitions)):
+		return CreatePartitionsResponse{Err: kerr.InvalidPartitions}, nil
+	}
+	rf := len(t.Partitions[0].Replicas)
+	if rf > c.usableBrokers() {
+		return CreatePartitionsResponse{Err: kerr.InvalidReplicationFactor}, nil
+	}
+	recs := c.newPartitions(t.ID, int32(len(t.Partitions)), count-int32(len(t.Partitions)), rf)
+	if err := c.propose(recs); err != nil {
+		return CreatePartitionsResponse{}, err
+	}
+	return CreatePartitionsResponse{Records: recs}, nil
+}
+
+// CreatePartitionsResponse is the outcome of CreatePartitions.
+type CreatePartitionsResponse struct {
+	Records []metadata.Record
+	Err     error
+}
