@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/varve/varve/metadata"
 )
 
@@ -181,6 +182,9 @@ func (h *harness) alterPartition(a map[string]string) ([]metadata.Record, string
 		return nil, fmt.Sprintf("answer: err=%v\n", errName(resp.Err)), err
 	}
 	r := resp.Partitions[0]
+	if r.Err != nil && r.Err != kerr.NewLeaderElected {
+		return nil, fmt.Sprintf("answer: err=%v\n", errName(r.Err)), nil
+	}
 	return resp.Records, fmt.Sprintf("answer: err=%v leader=%d leader-epoch=%d partition-epoch=%d isr=%v\n",
 		errName(r.Err), r.Leader, r.LeaderEpoch, r.PartitionEpoch, r.ISR), nil
 }
