@@ -103,8 +103,10 @@ func (c *Controller) validateNewTopic(t CreatableTopic) error {
 	switch {
 	case !validTopicName(t.Name):
 		return kerr.InvalidTopicException
-	case c.collides(t.Name):
+	case c.exists(t.Name):
 		return kerr.TopicAlreadyExists
+	case c.collides(t.Name):
+		return kerr.InvalidTopicException
 	case t.NumPartitions <= 0:
 		return kerr.InvalidPartitions
 	case t.ReplicationFactor <= 0 || int(t.ReplicationFactor) > c.usableBrokers():
@@ -113,13 +115,15 @@ func (c *Controller) validateNewTopic(t CreatableTopic) error {
 	return nil
 }
 
-// collides reports whether name exists, or differs from an existing
-// name only by '.' against '_' (which metric names cannot tell apart;
-// Kafka refuses such a topic).
+func (c *Controller) exists(name string) bool {
+	_, ok := c.img.Topic(name)
+	return ok
+}
+
+// collides reports whether name differs from an existing name only by
+// '.' against '_', which metric names cannot tell apart: Kafka refuses
+// such a topic with INVALID_TOPIC_EXCEPTION.
 func (c *Controller) collides(name string) bool {
-	if _, ok := c.img.Topic(name); ok {
-		return true
-	}
 	norm := strings.ReplaceAll(name, ".", "_")
 	for t := range c.img.Topics() {
 		if strings.ReplaceAll(t.Name, ".", "_") == norm {
