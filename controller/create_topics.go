@@ -9,8 +9,8 @@ import (
 	"github.com/varve/varve/metadata"
 )
 
-// CreateTopics (api key 19) and CreatePartitions (api key 37) as the
-// controller decides them: names validated as Kafka's Topic.validate,
+// CreateTopics (api key 19) as the controller decides it: names
+// validated as Kafka's Topic.validate,
 // replicas placed by place, topic ids from Config.NewTopicID. Not done
 // here: manual replica assignments and validate-only requests (the
 // request handler answers those), and the validation of configuration
@@ -37,12 +37,25 @@ type CreatedTopic struct {
 // maxTopicNameLength is Kafka's Topic.MAX_NAME_LENGTH.
 const maxTopicNameLength = 249
 
+// MaxPartitionsPerRequest bounds the partitions one CreateTopics or
+// CreatePartitions request may create, and so the records (and memory)
+// one request costs. Kafka: ReplicationControlManager's
+// MAX_PARTITIONS_PER_BATCH (10000); beyond it the whole request fails
+// with POLICY_VIOLATION.
+const MaxPartitionsPerRequest = 10_000
+
 // CreateTopics creates topics; each gets its own result and records.
 func (c *Controller) CreateTopics(topics []CreatableTopic) ([]metadata.Record, []CreatedTopic, error) {
 	var recs []metadata.Record
 	out := make([]CreatedTopic, 0, len(topics))
+	tooMany := c.requestedPartitions(topics) > MaxPartitionsPerRequest
 	for _, t := range topics {
 		res := CreatedTopic{Name: t.Name}
+		if tooMany {
+			res.Err = kerr.PolicyViolation
+			out = append(out, res)
+			continue
+		}
 		r, err := c.createTopic(t, &res)
 		if err != nil {
 			return nil, nil, err
@@ -51,6 +64,19 @@ func (c *Controller) CreateTopics(topics []CreatableTopic) ([]metadata.Record, [
 		out = append(out, res)
 	}
 	return recs, out, nil
+}
+
+// requestedPartitions sums the partitions a request asks for.
+func (c *Controller) requestedPartitions(topics []CreatableTopic) int64 {
+	var n int64
+	for _, t := range topics {
+		if t.NumPartitions == -1 {
+			n += int64(c.cfg.NumPartitions)
+		} else if t.NumPartitions > 0 {
+			n += int64(t.NumPartitions)
+		}
+	}
+	return n
 }
 
 func (c *Controller) createTopic(t CreatableTopic, res *CreatedTopic) ([]metadata.Record, error) {
@@ -146,32 +172,4 @@ func validTopicName(name string) bool {
 		}
 	}
 	return true
-}
-
-// CreatePartitions grows topic to count partitions, the new ones with
-// the replication factor of its first partition. Kafka:
-// ReplicationControlManager.createPartitions.
-func (c *Controller) CreatePartitions(topic string, count int32) (CreatePartitionsResponse, error) {
-	t, ok := c.img.Topic(topic)
-	switch {
-	case !ok:
-		return CreatePartitionsResponse{Err: kerr.UnknownTopicOrPartition}, nil
-	case len(t.Partitions) == 0 || count <= int32(len(t.Partitions)):
-		return CreatePartitionsResponse{Err: kerr.InvalidPartitions}, nil
-	}
-	rf := len(t.Partitions[0].Replicas)
-	if rf > c.usableBrokers() {
-		return CreatePartitionsResponse{Err: kerr.InvalidReplicationFactor}, nil
-	}
-	recs := c.newPartitions(t.ID, int32(len(t.Partitions)), count-int32(len(t.Partitions)), rf)
-	if err := c.propose(recs); err != nil {
-		return CreatePartitionsResponse{}, err
-	}
-	return CreatePartitionsResponse{Records: recs}, nil
-}
-
-// CreatePartitionsResponse is the outcome of CreatePartitions.
-type CreatePartitionsResponse struct {
-	Records []metadata.Record
-	Err     error
 }

@@ -7,8 +7,7 @@ import (
 	"github.com/varve/varve/metadata"
 )
 
-// AlterPartitionReassignments (api key 45) and ListPartitionReassignments
-// (api key 46), KIP-455. A reassignment to target replicas records the
+// AlterPartitionReassignments (api key 45), KIP-455. A reassignment to target replicas records the
 // partition's replicas as target followed by the replicas it removes,
 // with the adding and removing lists. The added replicas catch up as
 // followers; when the leader's AlterPartition brings the last of them
@@ -113,26 +112,6 @@ func keep(s, set []int32) []int32 {
 		if slices.Contains(set, r) {
 			out = append(out, r)
 		}
-	}
-	return out
-}
-
-// OngoingReassignment is a reassignment under way.
-type OngoingReassignment struct {
-	Topic            string
-	Partition        int32
-	Replicas         []int32
-	AddingReplicas   []int32
-	RemovingReplicas []int32
-}
-
-// ListPartitionReassignments lists the reassignments under way, in
-// topic then partition order.
-func (c *Controller) ListPartitionReassignments() []OngoingReassignment {
-	var out []OngoingReassignment
-	for _, ref := range c.partitionsWhere((*metadata.Partition).Reassigning) {
-		p := ref.p()
-		out = append(out, OngoingReassignment{ref.topic.Name, ref.id, p.Replicas, p.AddingReplicas, p.RemovingReplicas})
 	}
 	return out
 }
