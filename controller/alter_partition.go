@@ -130,11 +130,15 @@ func (c *Controller) validateAlter(leader int32, p *metadata.Partition, it Alter
 	return nil
 }
 
+// hasDuplicates reports whether a list from a request names a broker
+// twice, in time linear in its length, however long the request made it.
 func hasDuplicates(s []int32) bool {
-	for i, r := range s {
-		if slices.Contains(s[i+1:], r) {
+	seen := make(map[int32]struct{}, len(s))
+	for _, r := range s {
+		if _, dup := seen[r]; dup {
 			return true
 		}
+		seen[r] = struct{}{}
 	}
 	return false
 }

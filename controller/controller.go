@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"crypto/rand"
 	"fmt"
 
 	"github.com/varve/varve/metadata"
@@ -8,9 +9,6 @@ import (
 
 // Config holds the controller's settings, under Kafka's property names.
 type Config struct {
-	// HeartbeatIntervalMs is broker.heartbeat.interval.ms (2000): how
-	// often brokers are told to heartbeat.
-	HeartbeatIntervalMs int64
 	// SessionTimeoutMs is broker.session.timeout.ms (9000): a broker
 	// without a heartbeat for longer is fenced.
 	SessionTimeoutMs int64
@@ -31,7 +29,8 @@ type Config struct {
 	// NumPartitions is num.partitions (1), used when CreateTopics asks
 	// for -1.
 	NumPartitions int32
-	// NewTopicID returns a fresh topic id; tests give a counter.
+	// NewTopicID returns a fresh topic id: random version 4 UUIDs by
+	// default, a counter in tests.
 	NewTopicID func() metadata.TopicID
 }
 
@@ -39,11 +38,12 @@ type Config struct {
 // hands out at once. Kafka: ProducerIdManager's PID_BLOCK_SIZE (1000).
 const ProducerIDBlockSize = 1000
 
-// DefaultConfig returns Kafka's defaults; NewTopicID is left for the
-// caller (a random UUID source in a server).
+// DefaultConfig returns Kafka's defaults. (Brokers heartbeat every
+// broker.heartbeat.interval.ms, 2000 by default: a broker's setting,
+// which the controller does not need.)
 func DefaultConfig() Config {
 	return Config{
-		HeartbeatIntervalMs:                2000,
+		NewTopicID:                         randomTopicID,
 		SessionTimeoutMs:                   9000,
 		AutoLeaderRebalance:                true,
 		LeaderImbalanceCheckIntervalMs:     300_000,
@@ -107,4 +107,13 @@ func (c *Controller) propose(recs []metadata.Record) error {
 	c.img = next
 	c.end += int64(len(recs))
 	return nil
+}
+
+// randomTopicID is a random (version 4) UUID, as Kafka's Uuid.randomUuid.
+func randomTopicID() metadata.TopicID {
+	var id metadata.TopicID
+	rand.Read(id[:]) // never fails (crypto/rand)
+	id[6] = id[6]&0x0f | 0x40
+	id[8] = id[8]&0x3f | 0x80
+	return id
 }
