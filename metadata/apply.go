@@ -71,6 +71,8 @@ func (d *delta) replay(r Record) error {
 		return d.config(r)
 	case ProducerIdsRecord:
 		return d.producerIDs(r)
+	case FeatureLevelRecord:
+		return d.featureLevel(r)
 	}
 	return fmt.Errorf("%w: unknown record type %T", ErrInvalidRecord, r)
 }
@@ -249,6 +251,25 @@ func (d *delta) producerIDs(r ProducerIdsRecord) error {
 		return fmt.Errorf("%w: producer id block going back from %d to %d", ErrInvalidRecord, d.next.producerIDs.NextProducerID, r.NextProducerID)
 	}
 	d.next.producerIDs = ProducerIDs{BrokerID: r.BrokerID, NextProducerID: r.NextProducerID}
+	return nil
+}
+
+// featureLevel sets or (level 0) removes a finalized feature level.
+// Kafka's FeatureControlManager replays it so.
+func (d *delta) featureLevel(r FeatureLevelRecord) error {
+	if r.Name == "" || r.FeatureLevel < 0 {
+		return fmt.Errorf("%w: feature %q level %d", ErrInvalidRecord, r.Name, r.FeatureLevel)
+	}
+	f := maps.Clone(d.next.features)
+	if f == nil {
+		f = map[string]int16{}
+	}
+	if r.FeatureLevel == 0 {
+		delete(f, r.Name)
+	} else {
+		f[r.Name] = r.FeatureLevel
+	}
+	d.next.features = f
 	return nil
 }
 

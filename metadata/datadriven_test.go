@@ -24,7 +24,8 @@ import (
 // topic name= id=; partition id= p= replicas= isr= leader= ;
 // change id= p= [leader=] [isr=] [replicas=] [adding=] [removing=]
 // [recovery=0|1]; remove-topic id=;
-// config topic= name= [value=]; producer-ids broker= next=.
+// config topic= name= [value=]; producer-ids broker= next=;
+// feature name= level=.
 // Topic ids are written as small numbers: id=7 is the UUID 00..07.
 func TestScripts(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
@@ -135,6 +136,8 @@ func parseRecord(line string) (Record, error) {
 			r.Value = &v
 		}
 		return r, nil
+	case "feature":
+		return FeatureLevelRecord{Name: a["name"], FeatureLevel: int16(num32(a["level"]))}, nil
 	case "producer-ids":
 		n, _ := strconv.ParseInt(a["next"], 10, 64)
 		return ProducerIdsRecord{BrokerID: num32(a["broker"]), NextProducerID: n}, nil
@@ -198,6 +201,9 @@ func describe(img *Image) string {
 		for i, p := range t.Partitions {
 			fmt.Fprintf(&b, "  %d: %s\n", i, describePartition(&p))
 		}
+	}
+	for _, f := range img.Features() {
+		fmt.Fprintf(&b, "feature %s=%d\n", f, img.FeatureLevel(f))
 	}
 	fmt.Fprintf(&b, "producer-ids broker=%d next=%d\n", img.ProducerIDs().BrokerID, img.ProducerIDs().NextProducerID)
 	return b.String()

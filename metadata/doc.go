@@ -1,12 +1,14 @@
 // Package metadata is the cluster's metadata as Kafka's KRaft brokers
 // hold it: an immutable Image (brokers, topics and their partitions,
-// configuration overrides, the producer-id block) and the records that
+// configuration overrides, the producer-id block, finalized feature
+// levels) and the records that
 // change it.
 //
 // A change is a list of records (TopicRecord, PartitionRecord,
 // PartitionChangeRecord, RemoveTopicRecord, ConfigRecord,
 // ProducerIdsRecord, RegisterBrokerRecord, BrokerRegistrationChangeRecord,
-// FenceBrokerRecord, UnfenceBrokerRecord, in the shape of Kafka's)
+// FenceBrokerRecord, UnfenceBrokerRecord, FeatureLevelRecord, in the
+// shape of Kafka's)
 // replayed by Apply over one image into the next. Apply is
 // copy-on-write at the topic level: the next image shares every topic
 // the records leave alone, copies each topic they change once, and

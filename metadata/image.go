@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"iter"
+	"maps"
 	"slices"
 )
 
@@ -18,6 +19,7 @@ type Image struct {
 	byID        map[TopicID]*Topic
 	sorted      []*Topic // by name
 	producerIDs ProducerIDs
+	features    map[string]int16 // finalized feature levels; never modified, replaced whole
 }
 
 // Broker is a registered broker.
@@ -128,6 +130,15 @@ func (img *Image) Topics() iter.Seq[*Topic] {
 
 // NumTopics is the number of topics.
 func (img *Image) NumTopics() int { return len(img.sorted) }
+
+// FeatureLevel is a feature's finalized level (Kafka's
+// metadata.version and others), 0 when the feature is not set.
+func (img *Image) FeatureLevel(name string) int16 { return img.features[name] }
+
+// Features returns the finalized features' names in order.
+func (img *Image) Features() []string {
+	return slices.Sorted(maps.Keys(img.features))
+}
 
 // ProducerIDs is the producer-id block.
 func (img *Image) ProducerIDs() ProducerIDs { return img.producerIDs }

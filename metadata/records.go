@@ -162,6 +162,15 @@ type UnfenceBrokerRecord struct {
 	BrokerEpoch int64
 }
 
+// FeatureLevelRecord sets a feature's finalized level, metadata.version
+// first among them; level 0 removes the feature. Kafka:
+// FeatureLevelRecord (api key 12).
+type FeatureLevelRecord struct {
+	Name         string
+	FeatureLevel int16
+}
+
+func (FeatureLevelRecord) isRecord()             {}
 func (RegisterBrokerRecord) isRecord()           {}
 func (BrokerRegistrationChangeRecord) isRecord() {}
 func (FenceBrokerRecord) isRecord()              {}
