@@ -1,8 +1,7 @@
 // Package metadata is the cluster's metadata as Kafka's KRaft brokers
 // hold it: an immutable Image (brokers, topics and their partitions,
 // configuration overrides, the producer-id block, finalized feature
-// levels) and the records that
-// change it.
+// levels) and the records that change it.
 //
 // A change is a list of records (TopicRecord, PartitionRecord,
 // PartitionChangeRecord, RemoveTopicRecord, ConfigRecord,
