@@ -55,7 +55,7 @@ func (c *Controller) stripedBrokers() []*metadata.Broker {
 	}
 	slices.Sort(racks)
 	var list []*metadata.Broker
-	for i := 0; len(list) < c.usableBrokers(); i++ {
+	for i, n := 0, c.usableBrokers(); len(list) < n; i++ {
 		for _, r := range racks {
 			if i < len(byRack[r]) {
 				list = append(list, byRack[r][i])
