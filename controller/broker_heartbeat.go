@@ -82,7 +82,7 @@ func (c *Controller) nextBrokerState(b *metadata.Broker, req HeartbeatRequest) (
 func (c *Controller) fence(b *metadata.Broker) ([]metadata.Record, error) {
 	rec := []metadata.Record{metadata.BrokerRegistrationChangeRecord{
 		BrokerID: b.ID, BrokerEpoch: b.Epoch, Fenced: metadata.FenceBroker}}
-	if err := c.propose(rec); err != nil {
+	if err := c.proposePart(rec); err != nil {
 		return nil, err
 	}
 	moves := c.removeFromPartitions(b.ID)

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"fmt"
 
+	"github.com/varve/varve/internal/invariants"
 	"github.com/varve/varve/metadata"
 )
 
@@ -95,8 +96,24 @@ func (c *Controller) EndOffset() int64 { return c.end }
 // propose applies recs to the controller's image, as Kafka's active
 // controller replays its records as it writes them. An error means the
 // controller produced records its own image refuses: a bug, reported
-// rather than hidden.
+// rather than hidden. On builds with invariants.Enabled the image after
+// recs must satisfy checkImage.
 func (c *Controller) propose(recs []metadata.Record) error {
+	if err := c.proposePart(recs); err != nil {
+		return err
+	}
+	if invariants.Enabled {
+		if err := checkImage(c.img); err != nil {
+			return fmt.Errorf("controller: records before offset %d break an invariant: %w", c.end, err)
+		}
+	}
+	return nil
+}
+
+// proposePart applies the first part of a list of records whose
+// invariants hold only once the rest is applied too (a broker fenced
+// before its leaderships move).
+func (c *Controller) proposePart(recs []metadata.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}

@@ -44,7 +44,11 @@
 // not logged, so the timers start afresh) and learns the rest from the
 // next heartbeats. Everything else is in the image.
 //
-// # Invariants (checked by the property test)
+// # Invariants
+//
+// The property test checks them over random events; builds with the
+// invariants tag (or -race) check the first three after every
+// operation (checkImage).
 //
 //   - A partition's leader is in its ISR, or the partition has no leader
 //     (-1); every ISR member is a replica.

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/varve/varve/metadata"
@@ -232,21 +231,8 @@ func (m *model) check(t *rapid.T) {
 }
 
 func (m *model) checkPartition(t *rapid.T, img *metadata.Image, key string, p *metadata.Partition) {
-	if p.Leader != metadata.NoLeader && !slices.Contains(p.ISR, p.Leader) {
-		t.Fatalf("%s: leader %d not in ISR %v", key, p.Leader, p.ISR)
-	}
-	for _, r := range p.ISR {
-		if !slices.Contains(p.Replicas, r) {
-			t.Fatalf("%s: ISR member %d not a replica %v", key, r, p.Replicas)
-		}
-		if b, _ := img.Broker(r); (b.Fenced || b.InControlledShutdown) && !(p.Leader == metadata.NoLeader && len(p.ISR) == 1) {
-			t.Fatalf("%s: inactive broker %d in ISR %v with leader %d", key, r, p.ISR, p.Leader)
-		}
-	}
-	if p.Leader >= 0 {
-		if b, _ := img.Broker(p.Leader); b.Fenced || b.InControlledShutdown {
-			t.Fatalf("%s: inactive broker %d leads", key, p.Leader)
-		}
+	if err := checkPartition(img, p); err != nil {
+		t.Fatalf("%s: %v", key, err)
 	}
 	prev, seen := m.epochs[key]
 	if seen && (p.LeaderEpoch < prev[0] || p.PartitionEpoch < prev[1]) {

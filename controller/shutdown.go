@@ -15,7 +15,7 @@ func (c *Controller) controlledShutdown(b *metadata.Broker) ([]metadata.Record, 
 	if !b.InControlledShutdown {
 		recs = append(recs, metadata.BrokerRegistrationChangeRecord{
 			BrokerID: b.ID, BrokerEpoch: b.Epoch, InControlledShutdown: true})
-		if err := c.propose(recs); err != nil {
+		if err := c.proposePart(recs); err != nil {
 			return nil, err
 		}
 	}
