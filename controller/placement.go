@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"cmp"
 	"slices"
 
 	"github.com/varve/varve/metadata"
@@ -86,5 +85,5 @@ func pickReplicas(list []*metadata.Broker, start, rf int) []int32 {
 }
 
 func usesRack(bs []*metadata.Broker, rack string) bool {
-	return slices.ContainsFunc(bs, func(b *metadata.Broker) bool { return cmp.Compare(b.Rack, rack) == 0 })
+	return slices.ContainsFunc(bs, func(b *metadata.Broker) bool { return b.Rack == rack })
 }
