@@ -53,6 +53,12 @@ func (d *delta) replay(r Record) error {
 	switch r := r.(type) {
 	case RegisterBrokerRecord:
 		return d.registerBroker(r)
+	case BrokerRegistrationChangeRecord:
+		return d.changeBroker(r)
+	case FenceBrokerRecord:
+		return d.changeBroker(BrokerRegistrationChangeRecord{BrokerID: r.BrokerID, BrokerEpoch: r.BrokerEpoch, Fenced: FenceBroker})
+	case UnfenceBrokerRecord:
+		return d.changeBroker(BrokerRegistrationChangeRecord{BrokerID: r.BrokerID, BrokerEpoch: r.BrokerEpoch, Fenced: UnfenceBroker})
 	case TopicRecord:
 		return d.createTopic(r)
 	case PartitionRecord:
@@ -65,6 +71,8 @@ func (d *delta) replay(r Record) error {
 		return d.config(r)
 	case ProducerIdsRecord:
 		return d.producerIDs(r)
+	case FeatureLevelRecord:
+		return d.featureLevel(r)
 	}
 	return fmt.Errorf("%w: unknown record type %T", ErrInvalidRecord, r)
 }
@@ -76,8 +84,36 @@ func (d *delta) registerBroker(r RegisterBrokerRecord) error {
 	if !d.brokersOwned {
 		d.next.brokers, d.brokersOwned = maps.Clone(d.base.brokers), true
 	}
-	d.next.brokers[r.BrokerID] = &Broker{ID: r.BrokerID, Epoch: r.BrokerEpoch,
+	d.next.brokers[r.BrokerID] = &Broker{ID: r.BrokerID, IncarnationID: r.IncarnationID, Epoch: r.BrokerEpoch,
 		Endpoints: slices.Clone(r.Endpoints), Rack: r.Rack, Fenced: r.Fenced}
+	return nil
+}
+
+// changeBroker replays a change of a registration. As Kafka's
+// ClusterControlManager, it refuses a change naming another epoch than
+// the registration's: the record is about a registration that is gone.
+func (d *delta) changeBroker(r BrokerRegistrationChangeRecord) error {
+	b, ok := d.next.brokers[r.BrokerID]
+	switch {
+	case !ok:
+		return fmt.Errorf("%w: change of unregistered broker %d", ErrInvalidRecord, r.BrokerID)
+	case b.Epoch != r.BrokerEpoch:
+		return fmt.Errorf("%w: change of broker %d epoch %d, registered with epoch %d", ErrInvalidRecord, r.BrokerID, r.BrokerEpoch, b.Epoch)
+	case r.Fenced < UnfenceBroker || r.Fenced > FenceBroker:
+		return fmt.Errorf("%w: broker %d fencing change %d", ErrInvalidRecord, r.BrokerID, r.Fenced)
+	}
+	if !d.brokersOwned {
+		d.next.brokers, d.brokersOwned = maps.Clone(d.base.brokers), true
+	}
+	c := *b
+	switch r.Fenced {
+	case FenceBroker:
+		c.Fenced = true
+	case UnfenceBroker:
+		c.Fenced = false
+	}
+	c.InControlledShutdown = c.InControlledShutdown || r.InControlledShutdown
+	d.next.brokers[r.BrokerID] = &c
 	return nil
 }
 
@@ -131,7 +167,8 @@ func (d *delta) createPartition(r PartitionRecord) error {
 	}
 	t.Partitions = append(t.Partitions, Partition{
 		Replicas: slices.Clone(r.Replicas), ISR: slices.Clone(r.ISR), Leader: r.Leader,
-		LeaderEpoch: r.LeaderEpoch, PartitionEpoch: r.PartitionEpoch,
+		RemovingReplicas: cloneOrNil(r.RemovingReplicas), AddingReplicas: cloneOrNil(r.AddingReplicas),
+		LeaderRecovery: r.LeaderRecovery, LeaderEpoch: r.LeaderEpoch, PartitionEpoch: r.PartitionEpoch,
 	})
 	return nil
 }
@@ -154,6 +191,15 @@ func (d *delta) changePartition(r PartitionChangeRecord) error {
 	}
 	if r.Replicas != nil {
 		p.Replicas = slices.Clone(r.Replicas)
+	}
+	if r.RemovingReplicas != nil {
+		p.RemovingReplicas = cloneOrNil(r.RemovingReplicas)
+	}
+	if r.AddingReplicas != nil {
+		p.AddingReplicas = cloneOrNil(r.AddingReplicas)
+	}
+	if r.LeaderRecovery != nil {
+		p.LeaderRecovery = *r.LeaderRecovery
 	}
 	p.PartitionEpoch++
 	return nil
@@ -208,6 +254,25 @@ func (d *delta) producerIDs(r ProducerIdsRecord) error {
 	return nil
 }
 
+// featureLevel sets or (level 0) removes a finalized feature level.
+// Kafka's FeatureControlManager replays it so.
+func (d *delta) featureLevel(r FeatureLevelRecord) error {
+	if r.Name == "" || r.FeatureLevel < 0 {
+		return fmt.Errorf("%w: feature %q level %d", ErrInvalidRecord, r.Name, r.FeatureLevel)
+	}
+	f := maps.Clone(d.next.features)
+	if f == nil {
+		f = map[string]int16{}
+	}
+	if r.FeatureLevel == 0 {
+		delete(f, r.Name)
+	} else {
+		f[r.Name] = r.FeatureLevel
+	}
+	d.next.features = f
+	return nil
+}
+
 // finishSorted brings the name-ordered list up to date: rebuilt when
 // topics came or went, otherwise copied with the changed topics put in
 // their places.
@@ -225,6 +290,15 @@ func (d *delta) finishSorted() {
 		i, _ := slices.BinarySearchFunc(d.next.sorted, t, byName)
 		d.next.sorted[i] = t
 	}
+}
+
+// cloneOrNil copies s; an empty s gives nil, so that an image holds one
+// spelling of "none".
+func cloneOrNil(s []int32) []int32 {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Clone(s)
 }
 
 func byName(a, b *Topic) int { return strings.Compare(a.Name, b.Name) }

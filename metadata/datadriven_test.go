@@ -18,10 +18,14 @@ import (
 //	save name=S        remembers the current image as S
 //	shared name=S topic=N   whether S and the current image share topic N
 //
-// Record lines: register-broker id= host= port= [rack=] [fenced];
+// Record lines: register-broker id= host= port= [epoch=] [rack=] [fenced];
+// broker-change id= epoch= [fenced=1|-1] [shutdown]; fence id= epoch=;
+// unfence id= epoch=;
 // topic name= id=; partition id= p= replicas= isr= leader= ;
-// change id= p= [leader=] [isr=] [replicas=]; remove-topic id=;
-// config topic= name= [value=]; producer-ids broker= next=.
+// change id= p= [leader=] [isr=] [replicas=] [adding=] [removing=]
+// [recovery=0|1]; remove-topic id=;
+// config topic= name= [value=]; producer-ids broker= next=;
+// feature name= level=.
 // Topic ids are written as small numbers: id=7 is the UUID 00..07.
 func TestScripts(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
@@ -85,8 +89,19 @@ func parseRecord(line string) (Record, error) {
 	id := topicID(a["id"])
 	switch f[0] {
 	case "register-broker":
-		return RegisterBrokerRecord{BrokerID: num32(a["id"]), Rack: a["rack"], Fenced: has(a, "fenced"),
+		n, _ := strconv.ParseInt(a["epoch"], 10, 64)
+		return RegisterBrokerRecord{BrokerID: num32(a["id"]), BrokerEpoch: n, Rack: a["rack"], Fenced: has(a, "fenced"),
 			Endpoints: []Endpoint{{Listener: "PLAINTEXT", Host: a["host"], Port: num32(a["port"]), SecurityProtocol: "PLAINTEXT"}}}, nil
+	case "broker-change":
+		n, _ := strconv.ParseInt(a["epoch"], 10, 64)
+		return BrokerRegistrationChangeRecord{BrokerID: num32(a["id"]), BrokerEpoch: n,
+			Fenced: FenceChange(num32(a["fenced"])), InControlledShutdown: has(a, "shutdown")}, nil
+	case "fence":
+		n, _ := strconv.ParseInt(a["epoch"], 10, 64)
+		return FenceBrokerRecord{BrokerID: num32(a["id"]), BrokerEpoch: n}, nil
+	case "unfence":
+		n, _ := strconv.ParseInt(a["epoch"], 10, 64)
+		return UnfenceBrokerRecord{BrokerID: num32(a["id"]), BrokerEpoch: n}, nil
 	case "topic":
 		return TopicRecord{Name: a["name"], TopicID: id}, nil
 	case "partition":
@@ -102,6 +117,16 @@ func parseRecord(line string) (Record, error) {
 		if has(a, "replicas") {
 			r.Replicas = ids(a["replicas"])
 		}
+		if has(a, "adding") {
+			r.AddingReplicas = ids(a["adding"])
+		}
+		if has(a, "removing") {
+			r.RemovingReplicas = ids(a["removing"])
+		}
+		if has(a, "recovery") {
+			lrs := LeaderRecoveryState(num32(a["recovery"]))
+			r.LeaderRecovery = &lrs
+		}
 		return r, nil
 	case "remove-topic":
 		return RemoveTopicRecord{TopicID: id}, nil
@@ -111,6 +136,8 @@ func parseRecord(line string) (Record, error) {
 			r.Value = &v
 		}
 		return r, nil
+	case "feature":
+		return FeatureLevelRecord{Name: a["name"], FeatureLevel: int16(num32(a["level"]))}, nil
 	case "producer-ids":
 		n, _ := strconv.ParseInt(a["next"], 10, 64)
 		return ProducerIdsRecord{BrokerID: num32(a["broker"]), NextProducerID: n}, nil
@@ -153,7 +180,11 @@ func describe(img *Image) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cluster %s version %d\n", img.ClusterID(), img.Version())
 	for _, br := range img.Brokers() {
-		fmt.Fprintf(&b, "broker %d epoch=%d rack=%q fenced=%v endpoints=%v\n", br.ID, br.Epoch, br.Rack, br.Fenced, br.Endpoints)
+		fmt.Fprintf(&b, "broker %d epoch=%d rack=%q fenced=%v endpoints=%v", br.ID, br.Epoch, br.Rack, br.Fenced, br.Endpoints)
+		if br.InControlledShutdown {
+			b.WriteString(" in-controlled-shutdown")
+		}
+		b.WriteString("\n")
 	}
 	for t := range img.Topics() {
 		fmt.Fprintf(&b, "topic %s id=%s", t.Name, showID(t.ID))
@@ -171,13 +202,23 @@ func describe(img *Image) string {
 			fmt.Fprintf(&b, "  %d: %s\n", i, describePartition(&p))
 		}
 	}
+	for _, f := range img.Features() {
+		fmt.Fprintf(&b, "feature %s=%d\n", f, img.FeatureLevel(f))
+	}
 	fmt.Fprintf(&b, "producer-ids broker=%d next=%d\n", img.ProducerIDs().BrokerID, img.ProducerIDs().NextProducerID)
 	return b.String()
 }
 
 func describePartition(p *Partition) string {
-	return fmt.Sprintf("leader=%d leader-epoch=%d partition-epoch=%d replicas=%v isr=%v",
+	s := fmt.Sprintf("leader=%d leader-epoch=%d partition-epoch=%d replicas=%v isr=%v",
 		p.Leader, p.LeaderEpoch, p.PartitionEpoch, p.Replicas, p.ISR)
+	if p.Reassigning() {
+		s += fmt.Sprintf(" adding=%v removing=%v", p.AddingReplicas, p.RemovingReplicas)
+	}
+	if p.LeaderRecovery == Recovering {
+		s += " recovering"
+	}
+	return s
 }
 
 func lookup(img *Image, a map[string]string) string {

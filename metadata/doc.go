@@ -1,11 +1,13 @@
 // Package metadata is the cluster's metadata as Kafka's KRaft brokers
 // hold it: an immutable Image (brokers, topics and their partitions,
-// configuration overrides, the producer-id block) and the records that
-// change it.
+// configuration overrides, the producer-id block, finalized feature
+// levels) and the records that change it.
 //
 // A change is a list of records (TopicRecord, PartitionRecord,
 // PartitionChangeRecord, RemoveTopicRecord, ConfigRecord,
-// ProducerIdsRecord, RegisterBrokerRecord, in the shape of Kafka's)
+// ProducerIdsRecord, RegisterBrokerRecord, BrokerRegistrationChangeRecord,
+// FenceBrokerRecord, UnfenceBrokerRecord, FeatureLevelRecord, in the
+// shape of Kafka's)
 // replayed by Apply over one image into the next. Apply is
 // copy-on-write at the topic level: the next image shares every topic
 // the records leave alone, copies each topic they change once, and
@@ -34,6 +36,10 @@
 //   - Kafka's epoch rule (PartitionRegistration.merge): a
 //     PartitionChangeRecord naming a leader bumps the leader epoch; every
 //     PartitionChangeRecord bumps the partition epoch.
+//   - A broker change names the epoch of the registration it changes; a
+//     new registration starts over (not in controlled shutdown).
+//   - A partition's reassignment (KIP-455) is its AddingReplicas and
+//     RemovingReplicas, both nil when none is under way.
 //   - The producer-id block only moves forward.
 //   - A list of records applies whole or not at all.
 //

@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"iter"
+	"maps"
 	"slices"
 )
 
@@ -18,15 +19,21 @@ type Image struct {
 	byID        map[TopicID]*Topic
 	sorted      []*Topic // by name
 	producerIDs ProducerIDs
+	features    map[string]int16 // finalized feature levels; never modified, replaced whole
 }
 
 // Broker is a registered broker.
 type Broker struct {
-	ID        int32
-	Epoch     int64
-	Endpoints []Endpoint // the first is the one clients are told about
-	Rack      string
-	Fenced    bool
+	ID            int32
+	IncarnationID [16]byte
+	Epoch         int64
+	Endpoints     []Endpoint // the first is the one clients are told about
+	Rack          string
+	Fenced        bool
+	// InControlledShutdown: the broker asked to shut down and the
+	// controller is moving its leaderships away (KIP-841). A new
+	// registration clears it.
+	InControlledShutdown bool
 }
 
 // Topic is a topic and its partitions; Partitions[i] is partition i.
@@ -39,11 +46,20 @@ type Topic struct {
 
 // Partition is one partition's replica placement and epochs.
 type Partition struct {
-	Replicas       []int32
-	ISR            []int32
-	Leader         int32
-	LeaderEpoch    int32
-	PartitionEpoch int32
+	Replicas         []int32
+	ISR              []int32
+	RemovingReplicas []int32 // an ongoing reassignment's replicas to remove (KIP-455)
+	AddingReplicas   []int32 // an ongoing reassignment's replicas to add
+	Leader           int32
+	LeaderRecovery   LeaderRecoveryState
+	LeaderEpoch      int32
+	PartitionEpoch   int32
+}
+
+// Reassigning reports whether a reassignment of the partition is under
+// way.
+func (p *Partition) Reassigning() bool {
+	return len(p.AddingReplicas) > 0 || len(p.RemovingReplicas) > 0
 }
 
 // ProducerIDs is the producer-id block: every id below NextProducerID
@@ -114,6 +130,15 @@ func (img *Image) Topics() iter.Seq[*Topic] {
 
 // NumTopics is the number of topics.
 func (img *Image) NumTopics() int { return len(img.sorted) }
+
+// FeatureLevel is a feature's finalized level (Kafka's
+// metadata.version and others), 0 when the feature is not set.
+func (img *Image) FeatureLevel(name string) int16 { return img.features[name] }
+
+// Features returns the finalized features' names in order.
+func (img *Image) Features() []string {
+	return slices.Sorted(maps.Keys(img.features))
+}
 
 // ProducerIDs is the producer-id block.
 func (img *Image) ProducerIDs() ProducerIDs { return img.producerIDs }

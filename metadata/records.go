@@ -35,11 +35,12 @@ type Endpoint struct {
 // RegisterBrokerRecord (api key 0); a re-registration replaces the
 // previous one.
 type RegisterBrokerRecord struct {
-	BrokerID    int32
-	BrokerEpoch int64
-	Endpoints   []Endpoint
-	Rack        string // "" when unset
-	Fenced      bool
+	BrokerID      int32
+	IncarnationID [16]byte // the broker process's random id; zero when unknown
+	BrokerEpoch   int64
+	Endpoints     []Endpoint
+	Rack          string // "" when unset
+	Fenced        bool
 }
 
 // TopicRecord creates a topic. Kafka: TopicRecord (api key 2).
@@ -52,24 +53,43 @@ type TopicRecord struct {
 // ids are dense: a topic's partitions are recorded 0, 1, 2, ... Kafka:
 // PartitionRecord (api key 3).
 type PartitionRecord struct {
-	PartitionID    int32
-	TopicID        TopicID
-	Replicas       []int32
-	ISR            []int32
-	Leader         int32
-	LeaderEpoch    int32
-	PartitionEpoch int32
+	PartitionID      int32
+	TopicID          TopicID
+	Replicas         []int32
+	ISR              []int32
+	RemovingReplicas []int32 // replicas a reassignment removes; empty when none
+	AddingReplicas   []int32 // replicas a reassignment adds; empty when none
+	Leader           int32
+	LeaderRecovery   LeaderRecoveryState
+	LeaderEpoch      int32
+	PartitionEpoch   int32
 }
 
+// LeaderRecoveryState says whether a leader chosen by an unclean
+// election has finished recovering its log (KIP-704). Kafka:
+// LeaderRecoveryState, 0 RECOVERED, 1 RECOVERING.
+type LeaderRecoveryState int8
+
+// Kafka's leader recovery states.
+const (
+	Recovered  LeaderRecoveryState = 0
+	Recovering LeaderRecoveryState = 1
+)
+
 // PartitionChangeRecord changes a partition. Nil slices leave the field
-// unchanged; Leader NoLeaderChange leaves the leader unchanged. Kafka:
-// PartitionChangeRecord (api key 5).
+// unchanged (an empty, non-nil slice clears it); Leader NoLeaderChange
+// leaves the leader unchanged; a nil LeaderRecovery leaves the recovery
+// state unchanged (Kafka's default of -1). Kafka: PartitionChangeRecord
+// (api key 5).
 type PartitionChangeRecord struct {
-	PartitionID int32
-	TopicID     TopicID
-	Leader      int32
-	ISR         []int32
-	Replicas    []int32
+	PartitionID      int32
+	TopicID          TopicID
+	Leader           int32
+	ISR              []int32
+	Replicas         []int32
+	RemovingReplicas []int32
+	AddingReplicas   []int32
+	LeaderRecovery   *LeaderRecoveryState
 }
 
 // RemoveTopicRecord removes a topic and all its partitions. Kafka:
@@ -104,10 +124,60 @@ type ProducerIdsRecord struct {
 	NextProducerID int64
 }
 
-func (RegisterBrokerRecord) isRecord()  {}
-func (TopicRecord) isRecord()           {}
-func (PartitionRecord) isRecord()       {}
-func (PartitionChangeRecord) isRecord() {}
-func (RemoveTopicRecord) isRecord()     {}
-func (ConfigRecord) isRecord()          {}
-func (ProducerIdsRecord) isRecord()     {}
+// FenceChange is BrokerRegistrationChangeRecord.Fenced: Kafka's
+// BrokerRegistrationFencingChange.
+type FenceChange int8
+
+// Kafka's fencing changes.
+const (
+	FenceUnchanged FenceChange = 0
+	FenceBroker    FenceChange = 1
+	UnfenceBroker  FenceChange = -1
+)
+
+// BrokerRegistrationChangeRecord fences, unfences or marks in controlled
+// shutdown the registration whose epoch is BrokerEpoch. Kafka:
+// BrokerRegistrationChangeRecord (api key 17); InControlledShutdown is
+// Kafka's BrokerRegistrationInControlledShutdownChange (KIP-841: the
+// controlled shutdown is persisted so a new controller knows of it).
+type BrokerRegistrationChangeRecord struct {
+	BrokerID             int32
+	BrokerEpoch          int64
+	Fenced               FenceChange
+	InControlledShutdown bool // true marks the broker in controlled shutdown; false leaves it
+}
+
+// FenceBrokerRecord fences a broker. Kafka: FenceBrokerRecord (api key
+// 7), which metadata versions before 3.3 write instead of a
+// BrokerRegistrationChangeRecord.
+type FenceBrokerRecord struct {
+	BrokerID    int32
+	BrokerEpoch int64
+}
+
+// UnfenceBrokerRecord unfences a broker. Kafka: UnfenceBrokerRecord (api
+// key 8).
+type UnfenceBrokerRecord struct {
+	BrokerID    int32
+	BrokerEpoch int64
+}
+
+// FeatureLevelRecord sets a feature's finalized level, metadata.version
+// first among them; level 0 removes the feature. Kafka:
+// FeatureLevelRecord (api key 12).
+type FeatureLevelRecord struct {
+	Name         string
+	FeatureLevel int16
+}
+
+func (FeatureLevelRecord) isRecord()             {}
+func (RegisterBrokerRecord) isRecord()           {}
+func (BrokerRegistrationChangeRecord) isRecord() {}
+func (FenceBrokerRecord) isRecord()              {}
+func (UnfenceBrokerRecord) isRecord()            {}
+func (TopicRecord) isRecord()                    {}
+func (PartitionRecord) isRecord()                {}
+func (PartitionChangeRecord) isRecord()          {}
+func (RemoveTopicRecord) isRecord()              {}
+func (ConfigRecord) isRecord()                   {}
+func (ProducerIdsRecord) isRecord()              {}
