@@ -67,7 +67,10 @@ func StartWorkload(h *History, cfg WorkloadConfig) (*Workload, error) {
 }
 
 func (w *Workload) client(opts ...kgo.Opt) (*kgo.Client, error) {
-	opts = append([]kgo.Opt{kgo.SeedBrokers(w.cfg.Brokers...),
+	// A short metadata age and backoff, so that windows of unavailability
+	// measure the brokers rather than the client's default 5s metadata
+	// refresh floor.
+	opts = append([]kgo.Opt{kgo.SeedBrokers(w.cfg.Brokers...), kgo.MetadataMinAge(100 * time.Millisecond),
 		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond })}, opts...)
 	cl, err := kgo.NewClient(append(opts, w.cfg.ClientOpts...)...)
 	if err != nil {
