@@ -129,19 +129,31 @@ func finalByValue(h *History) map[string]Rec {
 }
 
 // CheckLost reports every acknowledged append whose value the final
-// read does not hold.
+// read does not hold, and every value a consumer read (consumers read
+// only below the high watermark: what Kafka calls committed) that the
+// final read does not hold.
 func CheckLost(h *History) []Anomaly {
 	final := finalByValue(h)
 	var out []Anomaly
+	acked := map[string]bool{}
 	for _, a := range h.Appends() {
 		if a.Outcome != OK {
 			continue
 		}
+		acked[a.Value] = true
 		if _, ok := final[a.Value]; !ok {
 			out = append(out, Anomaly{Checker: "lost",
 				What:    fmt.Sprintf("acknowledged %q at p%d@%d is not in the final read", a.Value, a.Partition, a.Offset),
 				Records: []string{a.String()}})
 		}
+	}
+	for _, s := range reads(h) {
+		if _, ok := final[s.Value]; ok || acked[s.Value] {
+			continue
+		}
+		acked[s.Value] = true // report each value once
+		out = append(out, Anomaly{Checker: "lost",
+			What: fmt.Sprintf("%q was read but is not in the final read", s.Value), Records: []string{s.String()}})
 	}
 	return out
 }

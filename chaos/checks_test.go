@@ -115,6 +115,14 @@ func TestLostFindsAcknowledgedValueMissingFromFinalRead(t *testing.T) {
 	expect(t, build(cleanAppends(), cleanPolls(), f), "lost", 1, `"d"`, "append#4")
 }
 
+// Kafka: a consumer reads only below the high watermark, so a value it
+// read is committed and must survive, acknowledged or not ("c" timed out).
+func TestLostFindsReadValueMissingFromFinalRead(t *testing.T) {
+	f := cleanFinal()
+	f[0] = recs(0, 0, "a", "b", "d")
+	expect(t, build(cleanAppends(), cleanPolls(), f), "lost", 1, `"c" was read`, "poll#2")
+}
+
 // A value no producer wrote (or one the broker refused) must not be read.
 func TestUnwrittenFindsPhantomAndRefusedValues(t *testing.T) {
 	as := cleanAppends()

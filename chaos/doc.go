@@ -23,7 +23,9 @@
 //
 // # Checkers
 //
-//   - lost: an acknowledged value the final read does not hold.
+//   - lost: an acknowledged value, or one a consumer read (consumers
+//     read only below the high watermark), that the final read does not
+//     hold.
 //   - unwritten: a value read that no append wrote, or that the broker
 //     refused.
 //   - duplicated: a value read at two places in the log.
@@ -45,12 +47,27 @@
 // same seed. Kill (SIGKILL, then a restart after a pause), Pause
 // (SIGSTOP, then SIGCONT) and Restart (SIGTERM, then start) act on a
 // Node; network cuts are a NetCut function the cluster harness supplies.
+// Proc is a Node for a `varve server` child process with a fixed data
+// directory and listener, so that it comes back where clients expect it.
+//
+// # Running a test
+//
+// Build the binary (BuildVarve), start Procs, CreateTopic, record into a
+// NewHistory through StartWorkload, Run a Schedule, Stop the workload,
+// set History.Final from FullRead, then Check; Unavailability reports
+// the windows in which appends waited with none acknowledged. The
+// single-node test in this package is the example; it logs its seed,
+// and -chaos.seed replays a schedule.
 //
 // # Concurrency
 //
 // History's record methods are safe for concurrent use by the workload's
 // goroutines; its readers (Appends, Polls, Events) copy under its lock.
 // Checkers run on a finished History, single-threaded. A Workload owns
-// one goroutine per producer and per consumer until Stop returns. A
-// Runner applies a Schedule from the caller's goroutine.
+// one goroutine per producer and per consumer (each with its own
+// franz-go client) until Stop returns; a group member's rebalances run
+// only between its polls (BlockRebalanceOnPoll), so an assignment is
+// recorded before the polls that read from it. A Runner applies a
+// Schedule from the caller's goroutine; a Proc is driven by one
+// goroutine at a time.
 package chaos

@@ -25,8 +25,27 @@ var (
 // runs while the server is killed with SIGKILL and restarted; then a
 // full read and every checker.
 func TestSingleNodeSurvivesKillNine(t *testing.T) {
+	h := runSingleNode(t, []chaos.Kind{chaos.Kill}, *killsFlag)
+	if kills := countEvents(h, "kill node0"); kills != *killsFlag {
+		t.Fatalf("%d kills noted, want %d", kills, *killsFlag)
+	}
+}
+
+// Kafka: a broker paused with SIGSTOP (a long GC pause, a stalled VM)
+// and one shut down cleanly (controlled shutdown) lose and duplicate
+// nothing either; the same checkers, over a schedule mixing all three.
+func TestSingleNodeSurvivesPausesAndRestarts(t *testing.T) {
+	h := runSingleNode(t, []chaos.Kind{chaos.Kill, chaos.Pause, chaos.Restart}, 6)
+	if n := countEvents(h, "resumed node0") + countEvents(h, "started node0"); n != 6 {
+		t.Fatalf("%d faults healed, want 6", n)
+	}
+}
+
+// runSingleNode runs the workload against one server under count faults
+// of the given kinds, then the full read and the checkers.
+func runSingleNode(t *testing.T, kinds []chaos.Kind, count int) *chaos.History {
 	if testing.Short() {
-		t.Skip("starts varve server processes and kills them for ~20s")
+		t.Skip("starts a varve server process and signals it for ~15s")
 	}
 	seed := *seedFlag
 	if seed == 0 {
@@ -50,11 +69,11 @@ func TestSingleNodeSurvivesKillNine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := chaos.NewSchedule(seed, chaos.ScheduleOptions{Count: *killsFlag, Kinds: []chaos.Kind{chaos.Kill}, Nodes: 1,
+	s := chaos.NewSchedule(seed, chaos.ScheduleOptions{Count: count, Kinds: kinds, Nodes: 1,
 		First: time.Second, Gap: [2]time.Duration{time.Second, 2 * time.Second}, Hold: [2]time.Duration{0, 300 * time.Millisecond}})
 	t.Log(s)
 	runErr := (&chaos.Runner{Nodes: []chaos.Node{node}, History: h}).Run(ctx, s)
-	time.Sleep(2 * time.Second) // let the clients catch up after the last restart
+	time.Sleep(2 * time.Second) // let the clients catch up after the last fault
 	w.Stop()
 	if runErr != nil {
 		t.Fatal(runErr)
@@ -63,14 +82,12 @@ func TestSingleNodeSurvivesKillNine(t *testing.T) {
 		t.Fatal(err)
 	}
 	logHistory(t, h)
-	if kills := countEvents(h, "kill node0"); kills != *killsFlag {
-		t.Fatalf("%d kills noted, want %d", kills, *killsFlag)
-	}
 	if r := chaos.Check(h); !r.OK() {
 		t.Fatalf("seed %d: %s", seed, r)
 	} else {
 		t.Log(r)
 	}
+	return h
 }
 
 // startNode starts a single varve server that fsyncs every append, with

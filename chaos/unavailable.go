@@ -8,7 +8,8 @@ import (
 )
 
 // Window is a stretch of a run in which appends were waiting and none
-// was acknowledged, with the events (faults) noted in it.
+// was acknowledged, with the events (faults) noted in it and the last
+// one noted before it.
 type Window struct {
 	From, To time.Duration
 	Waiting  int // appends waiting at some time in the window
@@ -74,12 +75,21 @@ func waiting(as []Append, from, to time.Duration) []Window {
 	return out
 }
 
+// eventsIn returns the events within [from, to], led by the last event
+// before from (the fault that likely opened the window).
 func eventsIn(h *History, from, to time.Duration) []Event {
 	var out []Event
+	var before *Event
 	for _, e := range h.Events() {
-		if e.At >= from && e.At <= to {
+		switch {
+		case e.At < from:
+			before = &e
+		case e.At <= to:
 			out = append(out, e)
 		}
+	}
+	if before != nil {
+		out = append([]Event{*before}, out...)
 	}
 	return out
 }

@@ -12,12 +12,13 @@ func TestUnavailabilityFindsGapsWithWaitingAppends(t *testing.T) {
 		ok("p1", 0, "d", 260, 270, 2),  // then normal service
 		ok("p1", 0, "e", 900, 910, 3),  // after an idle gap: nothing was waiting
 	}, nil, nil)
-	h.mu.events = []Event{{At: ms(20), What: "kill n0"}, {At: ms(200), What: "started n0"}}
+	h.mu.events = []Event{{At: ms(5), What: "restart n1"}, {At: ms(8), What: "kill n0"}, {At: ms(200), What: "started n0"}}
 	ws := Unavailability(h, ms(100))
 	for _, w := range ws {
 		t.Log(w)
 	}
-	if len(ws) != 1 || ws[0].From != ms(11) || ws[0].To != ms(250) || ws[0].Waiting != 2 || len(ws[0].Events) != 2 {
+	if len(ws) != 1 || ws[0].From != ms(11) || ws[0].To != ms(250) || ws[0].Waiting != 2 ||
+		len(ws[0].Events) != 2 || ws[0].Events[0].What != "kill n0" {
 		t.Fatalf("windows: %v", ws)
 	}
 }
