@@ -25,7 +25,7 @@ var (
 // runs while the server is killed with SIGKILL and restarted; then a
 // full read and every checker.
 func TestSingleNodeSurvivesKillNine(t *testing.T) {
-	h := runSingleNode(t, []chaos.Kind{chaos.Kill}, *killsFlag)
+	h := runSingleNode(t, []chaos.Kind{chaos.Kill}, *killsFlag, 5*time.Second, 300*time.Millisecond)
 	if kills := countEvents(h, "kill node0"); kills != *killsFlag {
 		t.Fatalf("%d kills noted, want %d", kills, *killsFlag)
 	}
@@ -35,7 +35,7 @@ func TestSingleNodeSurvivesKillNine(t *testing.T) {
 // and one shut down cleanly (controlled shutdown) lose and duplicate
 // nothing either; the same checkers, over a schedule mixing all three.
 func TestSingleNodeSurvivesPausesAndRestarts(t *testing.T) {
-	h := runSingleNode(t, []chaos.Kind{chaos.Kill, chaos.Pause, chaos.Restart}, 6)
+	h := runSingleNode(t, []chaos.Kind{chaos.Kill, chaos.Pause, chaos.Restart}, 6, time.Second, 2*time.Second)
 	if n := countEvents(h, "resumed node0") + countEvents(h, "started node0"); n != 6 {
 		t.Fatalf("%d faults healed, want 6", n)
 	}
@@ -43,7 +43,7 @@ func TestSingleNodeSurvivesPausesAndRestarts(t *testing.T) {
 
 // runSingleNode runs the workload against one server under count faults
 // of the given kinds, then the full read and the checkers.
-func runSingleNode(t *testing.T, kinds []chaos.Kind, count int) *chaos.History {
+func runSingleNode(t *testing.T, kinds []chaos.Kind, count int, appendTimeout, maxHold time.Duration) *chaos.History {
 	if testing.Short() {
 		t.Skip("starts a varve server process and signals it for ~15s")
 	}
@@ -65,12 +65,12 @@ func runSingleNode(t *testing.T, kinds []chaos.Kind, count int) *chaos.History {
 	h := chaos.NewHistory()
 	w, err := chaos.StartWorkload(h, chaos.WorkloadConfig{Brokers: brokers, Topic: topic, Partitions: partitions,
 		Producers: 4, GroupConsumers: 2, AssignedConsumers: 1, Group: "history-readers",
-		AppendTimeout: 5 * time.Second, Interval: time.Millisecond})
+		AppendTimeout: appendTimeout, Interval: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := chaos.NewSchedule(seed, chaos.ScheduleOptions{Count: count, Kinds: kinds, Nodes: 1,
-		First: time.Second, Gap: [2]time.Duration{time.Second, 2 * time.Second}, Hold: [2]time.Duration{0, 300 * time.Millisecond}})
+		First: time.Second, Gap: [2]time.Duration{time.Second, 2 * time.Second}, Hold: [2]time.Duration{0, maxHold}})
 	t.Log(s)
 	runErr := (&chaos.Runner{Nodes: []chaos.Node{node}, History: h}).Run(ctx, s)
 	time.Sleep(2 * time.Second) // let the clients catch up after the last fault
@@ -129,19 +129,31 @@ func startNode(t *testing.T, dir string) *chaos.Proc {
 // logHistory reports what the run did and its unavailability windows.
 func logHistory(t *testing.T, h *chaos.History) {
 	t.Helper()
-	outcomes := map[chaos.Outcome]int{}
-	for _, a := range h.Appends() {
-		outcomes[a.Outcome]++
-	}
-	var read, final int
-	for _, p := range h.Polls() {
-		read += len(p.Records)
-	}
+	inFinal := map[string]bool{}
+	var final int
 	for _, recs := range h.Final {
 		final += len(recs)
+		for _, r := range recs {
+			inFinal[r.Value] = true
+		}
 	}
-	t.Logf("appends: %d ok, %d unknown, %d failed, %d pending; %d polls read %d records; final read %d records",
-		outcomes[chaos.OK], outcomes[chaos.Unknown], outcomes[chaos.Failed], outcomes[chaos.Pending], len(h.Polls()), read, final)
+	outcomes, unknownWritten := map[chaos.Outcome]int{}, 0
+	for _, a := range h.Appends() {
+		outcomes[a.Outcome]++
+		if a.Outcome == chaos.Unknown && inFinal[a.Value] {
+			unknownWritten++
+		}
+	}
+	var read, assignments int
+	for _, p := range h.Polls() {
+		read += len(p.Records)
+		if p.Assigned != nil {
+			assignments++
+		}
+	}
+	t.Logf("appends: %d ok, %d unknown (%d of them written), %d failed, %d pending; %d polls read %d records, %d assignments; final read %d records",
+		outcomes[chaos.OK], outcomes[chaos.Unknown], unknownWritten, outcomes[chaos.Failed], outcomes[chaos.Pending],
+		len(h.Polls())-assignments, read, assignments, final)
 	for _, w := range chaos.Unavailability(h, 100*time.Millisecond) {
 		t.Logf("unavailable %s", w)
 	}

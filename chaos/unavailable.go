@@ -8,8 +8,7 @@ import (
 )
 
 // Window is a stretch of a run in which appends were waiting and none
-// was acknowledged, with the events (faults) noted in it and the last
-// one noted before it.
+// was acknowledged, with the events (faults) noted in it.
 type Window struct {
 	From, To time.Duration
 	Waiting  int // appends waiting at some time in the window
@@ -75,21 +74,15 @@ func waiting(as []Append, from, to time.Duration) []Window {
 	return out
 }
 
-// eventsIn returns the events within [from, to], led by the last event
-// before from (the fault that likely opened the window).
+// eventsIn returns the events noted within [from-50ms, to]: a fault is
+// noted just before its signal is sent, so the one that opened a window
+// is noted a moment before the window starts.
 func eventsIn(h *History, from, to time.Duration) []Event {
 	var out []Event
-	var before *Event
 	for _, e := range h.Events() {
-		switch {
-		case e.At < from:
-			before = &e
-		case e.At <= to:
+		if e.At >= from-50*time.Millisecond && e.At <= to {
 			out = append(out, e)
 		}
-	}
-	if before != nil {
-		out = append([]Event{*before}, out...)
 	}
 	return out
 }

@@ -12,7 +12,7 @@ func TestUnavailabilityFindsGapsWithWaitingAppends(t *testing.T) {
 		ok("p1", 0, "d", 260, 270, 2),  // then normal service
 		ok("p1", 0, "e", 900, 910, 3),  // after an idle gap: nothing was waiting
 	}, nil, nil)
-	h.mu.events = []Event{{At: ms(5), What: "restart n1"}, {At: ms(8), What: "kill n0"}, {At: ms(200), What: "started n0"}}
+	h.mu.events = []Event{{At: ms(-100), What: "restart n1"}, {At: ms(8), What: "kill n0"}, {At: ms(200), What: "started n0"}}
 	ws := Unavailability(h, ms(100))
 	for _, w := range ws {
 		t.Log(w)
