@@ -38,13 +38,24 @@
 //   - linearizable: per partition, porcupine over the appends, where an
 //     append returning offset o is legal iff o is the log's length at its
 //     linearization point; indeterminate appends are resolved by the
-//     final read (see CheckLinearizable).
+//     final read (see CheckLinearizable). Consumers' reads are not part
+//     of the model (the other checkers cover them), except that a poll
+//     that saw a value bounds when its append took effect. A search that
+//     outlasts LinearizeTimeout is reported, never passed.
+//
+// # Invariants
+//
+// Every appended value is unique within a History (the checkers key on
+// values). An Append's ID is its index; a Poll's ID is its index, and
+// one consumer's polls are in the order it received them. Completion
+// is never before invocation. The checkers assume offsets are dense
+// (one record per append, no transactions, no compaction).
 //
 // # Faults
 //
 // A Schedule is a list of faults at times from the start of a run,
 // drawn from a seed by NewSchedule, so a failing run replays with the
-// same seed. Kill (SIGKILL, then a restart after a pause), Pause
+// same seed. Kill (SIGKILL, then a restart after the fault's hold), Pause
 // (SIGSTOP, then SIGCONT) and Restart (SIGTERM, then start) act on a
 // Node; network cuts are a NetCut function the cluster harness supplies.
 // Proc is a Node for a `varve server` child process with a fixed data
