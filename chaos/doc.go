@@ -1,0 +1,84 @@
+// Package chaos is the fault-test harness: a workload of Kafka clients
+// that records every operation in a History, checkers that read a
+// finished History and report anomalies with the records that show
+// them, and faults applied to nodes on a schedule drawn from a seed.
+//
+// It is a top-level package, not one under experiments/internal,
+// because its users live in several places: the single-node test here,
+// cluster tests that run three nodes, and the fault experiments under
+// experiments/. It imports nothing of Varve's: it talks to brokers only
+// through the Kafka protocol (franz-go) and to their processes through
+// signals, so it tests Varve as any Kafka client would see it.
+//
+// # History
+//
+// A History holds appends (one unique value each, to one partition:
+// invoke and completion times, then OK with its offset, Failed with the
+// broker's non-retriable Kafka error, or Unknown: a timeout or broken
+// connection after which the write may or may not have happened), polls
+// (each consumer's records in the order it received them, and its
+// assignments), events (faults), and Final, a full read of every
+// partition from its start taken after the run. Times come from one
+// monotonic clock (time.Since of the History's start).
+//
+// # Checkers
+//
+//   - lost: an acknowledged value, or one a consumer read (consumers
+//     read only below the high watermark), that the final read does not
+//     hold.
+//   - unwritten: a value read that no append wrote, or that the broker
+//     refused.
+//   - duplicated: a value read at two places in the log.
+//   - inconsistent-offsets: two values at one offset of one partition,
+//     across readers and acknowledgements.
+//   - nonmonotonic-poll: a consumer reading an offset at or below one it
+//     read before, with no assignment in between.
+//   - skipped-offsets: a reader stepping over an offset (offsets are
+//     dense: the workload writes no transactions and nothing compacts).
+//   - linearizable: per partition, porcupine over the appends, where an
+//     append returning offset o is legal iff o is the log's length at its
+//     linearization point; indeterminate appends are resolved by the
+//     final read (see CheckLinearizable). Consumers' reads are not part
+//     of the model (the other checkers cover them), except that a poll
+//     that saw a value bounds when its append took effect. A search that
+//     outlasts LinearizeTimeout is reported, never passed.
+//
+// # Invariants
+//
+// Every appended value is unique within a History (the checkers key on
+// values). An Append's ID is its index; a Poll's ID is its index, and
+// one consumer's polls are in the order it received them. Completion
+// is never before invocation. The checkers assume offsets are dense
+// (one record per append, no transactions, no compaction).
+//
+// # Faults
+//
+// A Schedule is a list of faults at times from the start of a run,
+// drawn from a seed by NewSchedule, so a failing run replays with the
+// same seed. Kill (SIGKILL, then a restart after the fault's hold), Pause
+// (SIGSTOP, then SIGCONT) and Restart (SIGTERM, then start) act on a
+// Node; network cuts are a NetCut function the cluster harness supplies.
+// Proc is a Node for a `varve server` child process with a fixed data
+// directory and listener, so that it comes back where clients expect it.
+//
+// # Running a test
+//
+// Build the binary (BuildVarve), start Procs, CreateTopic, record into a
+// NewHistory through StartWorkload, Run a Schedule, Stop the workload,
+// set History.Final from FullRead, then Check; Unavailability reports
+// the windows in which appends waited with none acknowledged. The
+// single-node test in this package is the example; it logs its seed,
+// and -chaos.seed replays a schedule.
+//
+// # Concurrency
+//
+// History's record methods are safe for concurrent use by the workload's
+// goroutines; its readers (Appends, Polls, Events) copy under its lock.
+// Checkers run on a finished History, single-threaded. A Workload owns
+// one goroutine per producer and per consumer (each with its own
+// franz-go client) until Stop returns; a group member's rebalances run
+// only between its polls (BlockRebalanceOnPoll), so an assignment is
+// recorded before the polls that read from it. A Runner applies a
+// Schedule from the caller's goroutine; a Proc is driven by one
+// goroutine at a time.
+package chaos

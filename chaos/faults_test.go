@@ -1,0 +1,117 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var testOpts = ScheduleOptions{Count: 20, Kinds: []Kind{Kill, Pause, Restart, Cut}, Nodes: 3,
+	First: time.Second, Gap: [2]time.Duration{time.Second, 3 * time.Second},
+	Hold: [2]time.Duration{100 * time.Millisecond, 2 * time.Second}, OneWayCut: true}
+
+// A failing run is replayed from its seed: the same seed and options
+// draw the same schedule, another seed another one.
+func TestScheduleReplaysFromSeed(t *testing.T) {
+	a, b, c := NewSchedule(7, testOpts), NewSchedule(7, testOpts), NewSchedule(8, testOpts)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("seed 7 drew two schedules:\n%s\n%s", a, b)
+	}
+	if reflect.DeepEqual(a.Faults, c.Faults) {
+		t.Fatal("seeds 7 and 8 drew the same schedule")
+	}
+	t.Log(a)
+}
+
+// Faults come one at a time, within the options' bounds, and a cut
+// never joins a node to itself.
+func TestScheduleRespectsItsOptions(t *testing.T) {
+	for seed := range uint64(50) {
+		s := NewSchedule(seed, testOpts)
+		if len(s.Faults) != testOpts.Count || s.Faults[0].At != testOpts.First {
+			t.Fatalf("seed %d: %s", seed, s)
+		}
+		for i, f := range s.Faults {
+			if f.Node < 0 || f.Node >= 3 || f.Hold < testOpts.Hold[0] || f.Hold >= testOpts.Hold[1] {
+				t.Fatalf("seed %d: fault %v out of bounds", seed, f)
+			}
+			if f.Kind == Cut && f.Peer == f.Node {
+				t.Fatalf("seed %d: %v cuts a node from itself", seed, f)
+			}
+			if i > 0 {
+				prev := s.Faults[i-1]
+				if gap := f.At - (prev.At + prev.Hold); gap < testOpts.Gap[0] || gap >= testOpts.Gap[1] {
+					t.Fatalf("seed %d: %v follows %v after %v", seed, f, prev, gap)
+				}
+			}
+		}
+	}
+}
+
+// fakeNode records the signals a Runner sends it.
+type fakeNode struct {
+	name string
+	mu   sync.Mutex
+	log  []string
+}
+
+func (n *fakeNode) Name() string { return n.name }
+func (n *fakeNode) do(s string) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.log = append(n.log, s)
+	return nil
+}
+func (n *fakeNode) Kill() error   { return n.do("kill") }
+func (n *fakeNode) Start() error  { return n.do("start") }
+func (n *fakeNode) Stop() error   { return n.do("stop") }
+func (n *fakeNode) Pause() error  { return n.do("pause") }
+func (n *fakeNode) Resume() error { return n.do("resume") }
+
+// The Runner applies each fault at its time, undoes it after its hold,
+// and notes both in the history; a cut goes through the NetCut.
+func TestRunnerAppliesAndUndoesFaults(t *testing.T) {
+	n0, n1 := &fakeNode{name: "n0"}, &fakeNode{name: "n1"}
+	var cuts []string
+	r := &Runner{Nodes: []Node{n0, n1}, History: NewHistory(),
+		Cut: func(from, to int, oneWay bool) (func() error, error) {
+			cuts = append(cuts, "cut")
+			return func() error { cuts = append(cuts, "heal"); return nil }, nil
+		}}
+	hold := 20 * time.Millisecond
+	s := Schedule{Faults: []Fault{
+		{At: 10 * time.Millisecond, Kind: Kill, Node: 0, Hold: hold},
+		{At: 40 * time.Millisecond, Kind: Pause, Node: 1, Hold: hold},
+		{At: 70 * time.Millisecond, Kind: Restart, Node: 1},
+		{At: 80 * time.Millisecond, Kind: Cut, Node: 0, Peer: 1, Hold: hold},
+	}}
+	if err := r.Run(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(n0.log, ","); got != "kill,start" {
+		t.Errorf("n0 got %s", got)
+	}
+	if got := strings.Join(n1.log, ","); got != "pause,resume,stop,start" {
+		t.Errorf("n1 got %s", got)
+	}
+	if got := strings.Join(cuts, ","); got != "cut,heal" {
+		t.Errorf("netcut got %s", got)
+	}
+	ev := r.History.Events()
+	if len(ev) != 8 || ev[0].At < 10*time.Millisecond || ev[1].At-ev[0].At < hold {
+		t.Fatalf("events: %v", ev)
+	}
+}
+
+// Without a NetCut a cut fault fails and names its seed.
+func TestRunnerWithoutNetCutRefusesCuts(t *testing.T) {
+	r := &Runner{Nodes: []Node{&fakeNode{}, &fakeNode{}}, History: NewHistory()}
+	err := r.Run(context.Background(), Schedule{Seed: 42, Faults: []Fault{{Kind: Cut, Node: 0, Peer: 1}}})
+	if !errors.Is(err, ErrNoNetCut) || !strings.Contains(err.Error(), "seed 42") {
+		t.Fatalf("got %v", err)
+	}
+}
