@@ -213,11 +213,15 @@ func produceBombs(addr, topic string, n, size int) error {
 	return nil
 }
 
-// groupMetadata: JoinGroup requests, each for a new group, with 8 MiB of
-// protocol metadata.
+// groupMetadata: members of new groups, each joining with 8 MiB of
+// protocol metadata. A first JoinGroup without a member id is answered
+// MEMBER_ID_REQUIRED with the id to use (KIP-394), as a real client sees;
+// the second, carrying the metadata, makes the member, which the broker
+// keeps until its session times out.
 func groupMetadata(ctx context.Context, t target) (string, func(), error) {
 	meta := bytes.Repeat([]byte{7}, 8<<20)
 	conns := make([]*conn, t.count(40))
+	sent, refused := 0, ""
 	for i := range conns {
 		c, err := dial(t.addr)
 		if err != nil {
@@ -225,18 +229,77 @@ func groupMetadata(ctx context.Context, t target) (string, func(), error) {
 			return "", nil, err
 		}
 		conns[i] = c
-		req := kmsg.NewPtrJoinGroupRequest()
-		req.Group, req.ProtocolType = fmt.Sprintf("attack-%d", i), "consumer"
-		req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 30000, 60000
-		p := kmsg.NewJoinGroupRequestProtocol()
-		p.Name, p.Metadata = "range", meta
-		req.Protocols = []kmsg.JoinGroupRequestProtocol{p}
+		group := fmt.Sprintf("attack-%d", i)
+		member, err := memberID(c, group)
+		if err != nil {
+			refused = err.Error() // refused or unanswered: nothing held
+			continue
+		}
+		req := joinRequest(group, member, meta)
 		if err := c.send(req, 5, time.Now().Add(t.hold)); err != nil {
 			break // a broker that stops reading is what a bound looks like
 		}
+		sent++
 	}
 	time.Sleep(t.hold)
-	return fmt.Sprintf("%d JoinGroup requests with 8 MiB of metadata each", len(conns)), func() { closeAll(conns) }, nil
+	detail := fmt.Sprintf("%d members joined new groups with 8 MiB of metadata each", sent)
+	if refused != "" {
+		detail += "; a first join failed: " + refused
+	}
+	return detail, func() { closeAll(conns) }, nil
+}
+
+func joinRequest(group, member string, meta []byte) *kmsg.JoinGroupRequest {
+	req := kmsg.NewPtrJoinGroupRequest()
+	req.Group, req.MemberID, req.ProtocolType = group, member, "consumer"
+	req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 30000, 60000
+	p := kmsg.NewJoinGroupRequestProtocol()
+	p.Name, p.Metadata = "range", meta
+	req.Protocols = []kmsg.JoinGroupRequestProtocol{p}
+	return req
+}
+
+// memberID asks for the member id a new member must join with, after
+// FindCoordinator as a client does (it also makes the broker create
+// __consumer_offsets), retrying while the coordinator loads.
+func memberID(c *conn, group string) (string, error) {
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKey = group
+	if err := c.send(fc, 2, time.Now().Add(5*time.Second)); err != nil {
+		return "", err
+	}
+	if _, err := c.readResponse(fc, time.Now().Add(10*time.Second), 1<<20); err != nil {
+		return "", err
+	}
+	var err error
+	for range 50 {
+		var id string
+		if id, err = askMemberID(c, group); err == nil {
+			return id, nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return "", err
+}
+
+func askMemberID(c *conn, group string) (string, error) {
+	req := joinRequest(group, "", []byte{0})
+	if err := c.send(req, 5, time.Now().Add(5*time.Second)); err != nil {
+		return "", err
+	}
+	b, err := c.readResponse(req, time.Now().Add(5*time.Second), 1<<20)
+	if err != nil {
+		return "", err
+	}
+	resp := kmsg.NewPtrJoinGroupResponse()
+	resp.SetVersion(5)
+	if err := resp.ReadFrom(b); err != nil {
+		return "", err
+	}
+	if resp.MemberID == "" {
+		return "", fmt.Errorf("join answered %d without a member id", resp.ErrorCode)
+	}
+	return resp.MemberID, nil
 }
 
 // autocreateStorm: one Metadata request naming thousands of unknown
