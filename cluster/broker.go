@@ -195,7 +195,11 @@ func (b *Broker) Serve(r *vnet.Request, respond func(vnet.Response)) {
 		respond(vnet.Response{Close: true})
 		return
 	}
-	r.Body = nil // decoded: a parked request keeps its fields, not its bytes
+	// Decoded: a parked request keeps its fields, not its bytes, and the
+	// memory pool gets them back once this synchronous part is done
+	// (Kafka's KafkaRequestHandler releases the buffer after handle).
+	defer r.ReleaseBody()
+	r.Body = nil
 	start := time.Now()
 	wrapped := func(resp vnet.Response) {
 		b.metrics.observe(r.Key, time.Since(start))

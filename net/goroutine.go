@@ -373,6 +373,7 @@ func (gc *gconn) handle(frame []byte) bool {
 		ClientID: h.ClientID, Flexible: h.Flexible, Body: body,
 		Conn: gc.info, Received: time.Now(),
 	}}
+	cl.req.release = cl.releaseMem
 	cl.mem.Store(gc.mem)
 	gc.mem = 0
 	s.stats.countRequest(h.Key)

@@ -26,6 +26,25 @@ type Request struct {
 	Body          []byte
 	Conn          ConnInfo
 	Received      time.Time // when the last byte of the frame was read
+
+	release func() // returns the request's bytes to the memory pool, once
+}
+
+// ReleaseBody drops Body and returns its bytes to the memory pool
+// (queued.max.request.bytes) before the response is sent. A handler
+// calls it when it no longer needs the raw bytes, as Kafka's
+// KafkaRequestHandler releases the request buffer once handle returns,
+// whether or not the response is ready: a request parked for later (a
+// Fetch waiting for data, a JoinGroup waiting for its group) then holds
+// only its decoded fields, and parked requests cannot hold the pool
+// against every other connection. Without it the bytes return when the
+// response is written, skipped or abandoned. Calling it twice is
+// harmless.
+func (r *Request) ReleaseBody() {
+	r.Body = nil
+	if r.release != nil {
+		r.release()
+	}
 }
 
 // Part is one piece of a response body: exactly one of Bytes and Region is

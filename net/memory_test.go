@@ -198,3 +198,36 @@ func TestMemoryPoolReturnedOnEveryPath(t *testing.T) {
 		eventually(t, "the abandoned request's bytes to return", func() bool { return s.srv.Stats().MemoryPoolUsed == 0 })
 	})
 }
+
+// Kafka: KafkaRequestHandler releases a request's buffer once handle
+// returns, even when the response waits in a purgatory. A handler that
+// calls ReleaseBody and answers later holds no pool memory meanwhile, so a
+// parked request does not keep the next one from being read.
+func TestReleaseBodyFreesPoolForParkedRequests(t *testing.T) {
+	forEachDesign(t, func(t *testing.T, d design) {
+		const pool = 64 << 10
+		release := make(chan struct{})
+		h := HandlerFunc(func(req *Request, respond func(Response)) {
+			if req.CorrelationID == 1 {
+				req.ReleaseBody() // decoded: parked without its bytes
+				go func() { <-release; respond(Response{Parts: []Part{{Bytes: []byte{0, 0}}}}) }()
+				return
+			}
+			echo(req, respond)
+		})
+		s := start(t, d, Config{SocketRequestMaxBytes: pool, QueuedMaxRequestBytes: pool}, h)
+		parked := s.dial(t)
+		send(t, parked, produceV3(1), make([]byte, 60<<10)) // 60 KiB of 64, then parked
+		eventually(t, "the parked request's bytes to return", func() bool { return s.srv.Stats().MemoryPoolUsed == 0 })
+		next := s.dial(t)
+		send(t, next, produceV3(2), make([]byte, 10<<10)) // would not fit beside the parked one
+		if corr, _ := readResponse(t, next, false); corr != 2 {
+			t.Fatalf("answer for correlation id %d, want 2", corr)
+		}
+		close(release)
+		if corr, _ := readResponse(t, parked, false); corr != 1 {
+			t.Fatalf("parked answer for correlation id %d, want 1", corr)
+		}
+		eventually(t, "every byte back after both answers", func() bool { return s.srv.Stats().MemoryPoolUsed == 0 })
+	})
+}

@@ -597,6 +597,7 @@ func (p *processor) onFrame(c *rconn, frame []byte) {
 		ClientID: h.ClientID, Flexible: h.Flexible, Body: body,
 		Conn: c.info, Received: p.now,
 	}}
+	cl.req.release = cl.releaseMem
 	cl.mem.Store(c.mem)
 	c.mem = 0
 	p.srv.stats.countRequest(h.Key)
