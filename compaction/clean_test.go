@@ -181,6 +181,55 @@ func TestEmptiedBatchOfProducerIsKept(t *testing.T) {
 	}
 }
 
+// Kafka (MemoryRecords.filterTo, DELETE_EMPTY): an emptied batch that
+// holds no producer's last sequence goes, even the last batch of the
+// segments cleaned together, which leaves a gap before the next segment.
+// The cleaner writes that batch only to mark the group's end while the
+// swap is in flight and removes it once the cleaned segment is live, so
+// a reader (librdkafka 2.0 gives up after ten fetches that yield nothing)
+// is not served a segment holding nothing but an empty batch. The log
+// reopens with the gap and the same end offset.
+func TestEmptiedGroupEndGoesAfterTheSwap(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t-0")
+	l := openLog(t, dir, logConfig())
+	appendKV(t, l, record.CompressionNone, t0, rec("a", "1")) // 0: superseded
+	roll(t, l)
+	appendKV(t, l, record.CompressionNone, t0, rec("a", "2")) // 1: stays
+	roll(t, l)
+	appendKV(t, l, record.CompressionNone, t0, kv{Value: []byte("keyless")}) // 2: the group's last batch, emptied
+	roll(t, l)
+	appendKV(t, l, record.CompressionNone, t0, rec("c", "1")) // 3: active
+	st := must[compaction.Stats](t)(compaction.Clean(l, compaction.DefaultConfig(), t0))
+	if st.SegmentsWritten != 1 {
+		t.Fatalf("wrote %d segments; want one for the three sealed ones", st.SegmentsWritten)
+	}
+	check := func(l *segment.Log) {
+		t.Helper()
+		var got []string
+		for _, s := range l.Segments() {
+			got = append(got, fmt.Sprintf("[%d,%d)", s.BaseOffset, s.NextOffset))
+		}
+		if fmt.Sprint(got) != "[[0,2) [3,4)]" || l.EndOffset() != 4 {
+			t.Fatalf("segments %v, end %d; want [[0,2) [3,4)] (the empty batch at 2 gone) and 4", got, l.EndOffset())
+		}
+		recs := readAll(t, l)
+		if len(recs) != 2 || recs[0].Offset != 1 || recs[1].Offset != 3 {
+			t.Fatalf("read %+v; want a=2 at 1 and c=1 at 3", recs)
+		}
+		buf := must[[]byte](t)(l.ReadBytes(2, 1<<20))
+		if h, _, err := record.NextBatch(buf, 0); err != nil || h.BaseOffset != 3 {
+			t.Fatalf("a read at 2 starts with the batch at %d (%v); want the one at 3", h.BaseOffset, err)
+		}
+	}
+	check(l)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = openLog(t, dir, logConfig())
+	defer l.Close()
+	check(l)
+}
+
 // Kafka: when the offset map fills, the pass cleans only up to the last
 // mapped offset (endOffset = map.latestOffset + 1), checkpoints it, and
 // the next pass continues from there.

@@ -45,9 +45,9 @@ func (p *pass) decide(h record.BatchHeader, r *keyRec, h1, h2 uint64) verdict {
 // offset and timestamp. A batch that keeps a tombstone and has no delete
 // horizon gets one: now + delete.retention.ms. A batch emptied of records
 // is kept as a bare header when it is the last data batch of its producer
-// (Kafka's RETAIN_EMPTY, so producer state survives) or the last batch of
-// the group (so the cleaned segments cover exactly the offsets of the
-// segments they replace); otherwise it goes. lastOfGroup says which.
+// (Kafka's RETAIN_EMPTY, so producer state survives), or, until the swap
+// is done, when it is the last batch of the group (see emptied);
+// otherwise it goes. lastOfGroup says which.
 func (p *pass) filter(h record.BatchHeader, b []byte, lastOfGroup bool) ([]byte, error) {
 	p.stats.BatchesRead++
 	if h.IsControl() {
@@ -138,11 +138,17 @@ func (p *pass) count(v verdict, tombstone bool) {
 	}
 }
 
-// emptied decides about a batch none of whose records stay.
+// emptied decides about a batch none of whose records stay. A batch
+// kept only because it ends the group sets p.rangeEnd: the swap removes
+// it once the cleaned segments are live (segment.CleanedSegment's
+// AppendRangeEnd), so the log keeps, as Kafka's does, only the emptied
+// batches that hold a producer's last sequence.
 func (p *pass) emptied(h record.BatchHeader, lastOfGroup bool) ([]byte, error) {
-	if !lastOfGroup && !p.lastOfProducer(h) {
+	ofProducer := p.lastOfProducer(h)
+	if !lastOfGroup && !ofProducer {
 		return nil, nil
 	}
+	p.rangeEnd = !ofProducer
 	p.stats.EmptyBatchesKept++
 	out, err := record.AppendRebuiltBatch(p.w.scratch[:0], h, nil)
 	p.w.scratch = out

@@ -15,6 +15,9 @@ import (
 // Log.ReplaceSegments.
 type CleanedSegment struct {
 	s *Segment
+	// rangeEnd is the base offset of a trailing empty batch written by
+	// AppendRangeEnd, or -1.
+	rangeEnd int64
 }
 
 // NewCleanedSegment starts a cleaned segment at base. Its batches must
@@ -24,7 +27,43 @@ func (l *Log) NewCleanedSegment(base int64) (*CleanedSegment, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CleanedSegment{s: s}, nil
+	return &CleanedSegment{s: s, rangeEnd: -1}, nil
+}
+
+// AppendRangeEnd appends b, an empty batch (no records) that is the last
+// batch of the segments being replaced, kept only so that the cleaned
+// segments end where the replaced ones do while the swap is in flight:
+// Open completes an interrupted swap by deleting the old segments below
+// the last *.swap segment's next offset. Once ReplaceSegments has swapped
+// the segments in, it removes this batch, so the log holds what Kafka's
+// cleaner writes (MemoryRecords.filterTo keeps an emptied batch only for
+// its producer's state), and a consumer is not served a segment made of
+// nothing but an empty batch (librdkafka 2.0 doubles its fetch size on
+// each such response and gives up past 1 GiB). Nothing may follow it.
+func (c *CleanedSegment) AppendRangeEnd(b []byte) error {
+	h, err := record.ParseHeader(b)
+	if err != nil || h.RecordCount != 0 || h.IsControl() {
+		return fmt.Errorf("cleaned segment %s: range end at %d is not an empty data batch: %w", FilenamePrefix(c.s.base), h.BaseOffset, err)
+	}
+	if err := c.Append(b); err != nil {
+		return err
+	}
+	c.rangeEnd = h.BaseOffset
+	return nil
+}
+
+// dropRangeEnd removes the batch AppendRangeEnd wrote, after the swap.
+// A crash before this leaves it in the live segment: an empty batch that
+// readers skip over, as they do any other. REQUIRES the log's writer lock.
+func (c *CleanedSegment) dropRangeEnd() error {
+	if c.rangeEnd < 0 {
+		return nil
+	}
+	if _, err := c.s.truncateTo(c.rangeEnd); err != nil {
+		return fmt.Errorf("cleaned segment %s: drop range end at %d: %w", FilenamePrefix(c.s.base), c.rangeEnd, err)
+	}
+	c.rangeEnd = -1
+	return c.s.flush()
 }
 
 // Append writes whole, valid batches that already carry their offsets.
@@ -34,7 +73,7 @@ func (c *CleanedSegment) Append(b []byte) error {
 		if err != nil {
 			return fmt.Errorf("cleaned segment %s: %w", FilenamePrefix(c.s.base), err)
 		}
-		if h.BaseOffset < c.s.NextOffset() {
+		if c.rangeEnd >= 0 || h.BaseOffset < c.s.NextOffset() {
 			return fmt.Errorf("cleaned segment %s: %w: batch at %d after %d", FilenamePrefix(c.s.base), ErrNonContiguous, h.BaseOffset, c.s.NextOffset())
 		}
 		if err := c.s.append(b[p:p+n], h); err != nil {
@@ -94,6 +133,11 @@ func (l *Log) ReplaceSegments(cleaned []*CleanedSegment, olds []int64) error {
 	}
 	if err := l.swap(cleaned, segs[first:first+len(olds)]); err != nil {
 		return l.fail(err)
+	}
+	for _, c := range cleaned { // before readers can see them
+		if err := c.dropRangeEnd(); err != nil {
+			return l.fail(err)
+		}
 	}
 	next := make([]*Segment, 0, len(segs)-len(olds)+len(cleaned))
 	next = append(next, segs[:first]...)
