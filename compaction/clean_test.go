@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -228,6 +229,54 @@ func TestEmptiedGroupEndGoesAfterTheSwap(t *testing.T) {
 	l = openLog(t, dir, logConfig())
 	defer l.Close()
 	check(l)
+}
+
+// Kafka (UnifiedLog.replaceSegments, deleteProducerSnapshots): the
+// producer state snapshots at the base offsets of the segments a
+// cleaning replaces go with them, except where a cleaned segment starts;
+// the others, the one at the log end among them, stay.
+func TestCleaningDeletesTheReplacedSegmentsSnapshots(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t-0")
+	l := openLog(t, dir, logConfig())
+	for i := range 4 { // segments at 0, 1, 2, 3 (snapshots at 1, 2, 3, 4 on roll), active at 4
+		b := record.NewBatchBuilder(record.CompressionNone)
+		b.SetProducer(7, 0, int32(i))
+		// Now, so that the producer has not expired when the log reopens.
+		b.Append(record.Record{Key: []byte("k"), Value: []byte(fmt.Sprint(i)), Timestamp: time.Now().UnixMilli()})
+		must[segment.AppendInfo](t)(l.Append(must[[]byte](t)(b.Build())))
+		roll(t, l)
+	}
+	appendKV(t, l, record.CompressionNone, t0, rec("other", "x"))
+	snapshots := func() []string {
+		names, _ := filepath.Glob(filepath.Join(dir, "*.snapshot"))
+		for i, n := range names {
+			names[i] = strings.TrimLeft(strings.TrimSuffix(filepath.Base(n), ".snapshot"), "0")
+		}
+		return names
+	}
+	for deadline := time.Now().Add(10 * time.Second); fmt.Sprint(snapshots()) != "[1 2 3 4]"; { // the flusher renames them in
+		if time.Now().After(deadline) {
+			t.Fatalf("snapshots before cleaning %v; want [1 2 3 4], one per roll", snapshots())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	st := must[compaction.Stats](t)(compaction.Clean(l, compaction.DefaultConfig(), t0))
+	if st.SegmentsWritten != 1 {
+		t.Fatalf("wrote %d segments; want one for segments 0-3", st.SegmentsWritten)
+	}
+	// Segments 1, 2 and 3 were replaced by the cleaned segment at 0: their
+	// snapshots go; the one at 4, where the active segment starts, stays.
+	if got := fmt.Sprint(snapshots()); got != "[4]" {
+		t.Fatalf("snapshots after cleaning %s; want [4]", got)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = openLog(t, dir, logConfig())
+	defer l.Close()
+	if ps := l.Producers(); len(ps) != 1 || ps[0].ProducerID != 7 || ps[0].LastOffset != 3 {
+		t.Fatalf("producer state after reopening %+v; want producer 7 with its last batch at 3", ps)
+	}
 }
 
 // Kafka: when the offset map fills, the pass cleans only up to the last

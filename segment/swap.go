@@ -105,7 +105,11 @@ func (c *CleanedSegment) Abort() error { return c.s.remove() }
 //     fsync the directory;
 //  3. rename the old segments' files to *.deleted (deleted after
 //     file.delete.delay.ms; reads in progress keep their files);
-//  4. rename each *.swap file to its live name and fsync the directory.
+//  4. rename each *.swap file to its live name and fsync the directory;
+//  5. delete the producer state snapshots at the old segments' base
+//     offsets that no cleaned segment starts at (Kafka's
+//     deleteProducerSnapshots; one a crash leaves behind still holds
+//     the right producer state for its offset).
 //
 // A crash at any point leaves, after Open, either the old segments or the
 // new ones (see completeSwaps), never a mix and never neither. The old
@@ -150,10 +154,28 @@ func (l *Log) ReplaceSegments(cleaned []*CleanedSegment, olds []int64) error {
 	for _, s := range segs[first : first+len(olds)] {
 		l.deleteLater(s)
 	}
+	l.deleteSegmentSnapshots(replacedOnly(segs[first:first+len(olds)], cleaned))
 	for _, c := range cleaned {
 		c.s.unpin() // fsynced and sealed above: the file cache may close it
 	}
 	return nil
+}
+
+// replacedOnly lists the old segments whose base offset no cleaned
+// segment takes: Kafka (UnifiedLog.replaceSegments) deletes the producer
+// state snapshots at those offsets, and keeps the others.
+func replacedOnly(olds []*Segment, cleaned []*CleanedSegment) []SegmentInfo {
+	bases := make(map[int64]bool, len(cleaned))
+	for _, c := range cleaned {
+		bases[c.s.base] = true
+	}
+	var gone []SegmentInfo
+	for _, s := range olds {
+		if !bases[s.base] {
+			gone = append(gone, SegmentInfo{BaseOffset: s.base})
+		}
+	}
+	return gone
 }
 
 // findContiguous returns the position of olds in segs, checking they
