@@ -1,8 +1,10 @@
 package compaction_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -195,11 +197,11 @@ func TestEmptiedGroupEndGoesAfterTheSwap(t *testing.T) {
 	l := openLog(t, dir, logConfig())
 	appendKV(t, l, record.CompressionNone, t0, rec("a", "1")) // 0: superseded
 	roll(t, l)
-	appendKV(t, l, record.CompressionNone, t0, rec("a", "2")) // 1: stays
+	appendKV(t, l, record.CompressionNone, t0.Add(time.Second), rec("a", "2")) // 1: stays
 	roll(t, l)
-	appendKV(t, l, record.CompressionNone, t0, kv{Value: []byte("keyless")}) // 2: the group's last batch, emptied
+	appendKV(t, l, record.CompressionNone, t0.Add(2*time.Second), kv{Value: []byte("keyless")}) // 2: the group's last batch, emptied
 	roll(t, l)
-	appendKV(t, l, record.CompressionNone, t0, rec("c", "1")) // 3: active
+	appendKV(t, l, record.CompressionNone, t0.Add(3*time.Second), rec("c", "1")) // 3: active
 	st := must[compaction.Stats](t)(compaction.Clean(l, compaction.DefaultConfig(), t0))
 	if st.SegmentsWritten != 1 {
 		t.Fatalf("wrote %d segments; want one for the three sealed ones", st.SegmentsWritten)
@@ -220,6 +222,18 @@ func TestEmptiedGroupEndGoesAfterTheSwap(t *testing.T) {
 		buf := must[[]byte](t)(l.ReadBytes(2, 1<<20))
 		if h, _, err := record.NextBatch(buf, 0); err != nil || h.BaseOffset != 3 {
 			t.Fatalf("a read at 2 starts with the batch at %d (%v); want the one at 3", h.BaseOffset, err)
+		}
+		// The removed batch held the largest timestamp: the time index
+		// ends with the largest that stays (Kafka's cleaned segment).
+		// Entries are 12 bytes: timestamp int64, relative offset uint32.
+		tidx := must[[]byte](t)(os.ReadFile(filepath.Join(dir, segment.FilenamePrefix(0)+segment.TimeIndexSuffix)))
+		var ts int64
+		var rel uint32
+		for p := 0; p+12 <= len(tidx) && binary.BigEndian.Uint64(tidx[p:]) != 0; p += 12 {
+			ts, rel = int64(binary.BigEndian.Uint64(tidx[p:])), binary.BigEndian.Uint32(tidx[p+8:])
+		}
+		if ts != t0.Add(time.Second).UnixMilli() || rel != 1 {
+			t.Fatalf("segment 0's last time-index entry (%d, %d); want a=2's timestamp %d at offset 1", ts, rel, t0.Add(time.Second).UnixMilli())
 		}
 	}
 	check(l)

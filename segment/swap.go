@@ -63,6 +63,14 @@ func (c *CleanedSegment) dropRangeEnd() error {
 		return fmt.Errorf("cleaned segment %s: drop range end at %d: %w", FilenamePrefix(c.s.base), c.rangeEnd, err)
 	}
 	c.rangeEnd = -1
+	// The batch may have held the largest timestamp, whose time-index
+	// entry went with it: seal again for the entry of the new largest.
+	if err := c.s.files().times.Resize(c.s.cfg.SegmentIndexBytes); err != nil {
+		return fmt.Errorf("cleaned segment %s: %w", FilenamePrefix(c.s.base), err)
+	}
+	if err := c.s.seal(); err != nil {
+		return err
+	}
 	return c.s.flush()
 }
 
@@ -138,9 +146,11 @@ func (l *Log) ReplaceSegments(cleaned []*CleanedSegment, olds []int64) error {
 	if err := l.swap(cleaned, segs[first:first+len(olds)]); err != nil {
 		return l.fail(err)
 	}
+	var dropErr error
 	for _, c := range cleaned { // before readers can see them
-		if err := c.dropRangeEnd(); err != nil {
-			return l.fail(err)
+		if dropErr == nil && c.rangeEnd >= 0 {
+			dropErr = c.dropRangeEnd()
+			l.setModTime(c.s, segs[first+len(olds)-1]) // the truncation touched it
 		}
 	}
 	next := make([]*Segment, 0, len(segs)-len(olds)+len(cleaned))
@@ -157,6 +167,10 @@ func (l *Log) ReplaceSegments(cleaned []*CleanedSegment, olds []int64) error {
 	l.deleteSegmentSnapshots(replacedOnly(segs[first:first+len(olds)], cleaned))
 	for _, c := range cleaned {
 		c.s.unpin() // fsynced and sealed above: the file cache may close it
+	}
+	if dropErr != nil {
+		// The swap is done and published; the segment's tail may not be.
+		return l.fail(dropErr)
 	}
 	return nil
 }
