@@ -47,8 +47,10 @@
 //     tombstone in a batch without a delete horizon gives the batch one:
 //     attribute bit 6 and BaseTimestamp = now + delete.retention.ms. A
 //     batch left without records stays as a bare 61-byte header when it
-//     is its producer's last data batch (producer state, C8); otherwise
-//     it goes, as Kafka's does, and a cleaned segment may end before the
+//     is its producer's last data batch (producer state, C8) or the
+//     last batch below the first uncleanable offset (Kafka 4.x keeps it
+//     "so that last offset information is not lost"); otherwise it
+//     goes, as Kafka's does, and a cleaned segment may end before the
 //     next one starts, or hold nothing. The group's last batch, emptied,
 //     is written all the same (segment.CleanedSegment.AppendRangeEnd) so
 //     that an interrupted swap knows the offsets it replaces, and removed

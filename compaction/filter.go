@@ -45,9 +45,10 @@ func (p *pass) decide(h record.BatchHeader, r *keyRec, h1, h2 uint64) verdict {
 // offset and timestamp. A batch that keeps a tombstone and has no delete
 // horizon gets one: now + delete.retention.ms. A batch emptied of records
 // is kept as a bare header when it is the last data batch of its producer
-// (Kafka's RETAIN_EMPTY, so producer state survives), or, until the swap
-// is done, when it is the last batch of the group (see emptied);
-// otherwise it goes. lastOfGroup says which.
+// (Kafka's RETAIN_EMPTY, so producer state survives) or the last batch of
+// the cleaning round, or, until the swap is done, when it is the last
+// batch of the group (see emptied); otherwise it goes. lastOfGroup says
+// which.
 func (p *pass) filter(h record.BatchHeader, b []byte, lastOfGroup bool) ([]byte, error) {
 	p.stats.BatchesRead++
 	if h.IsControl() {
@@ -138,17 +139,20 @@ func (p *pass) count(v verdict, tombstone bool) {
 	}
 }
 
-// emptied decides about a batch none of whose records stay. A batch
-// kept only because it ends the group sets p.rangeEnd: the swap removes
-// it once the cleaned segments are live (segment.CleanedSegment's
-// AppendRangeEnd), so the log keeps, as Kafka's does, only the emptied
-// batches that hold a producer's last sequence.
+// emptied decides about a batch none of whose records stay. As Kafka
+// 4.x's Cleaner.cleanInto, it keeps the batch (RETAIN_EMPTY) when it
+// holds its producer's last sequence, or when it is the last batch of
+// the cleaning round (its next offset is the first uncleanable offset,
+// "so that last offset information is not lost"). A batch kept only
+// because it ends the group sets p.rangeEnd: the swap removes it once
+// the cleaned segments are live (segment.CleanedSegment's
+// AppendRangeEnd), so that the log holds what Kafka's does.
 func (p *pass) emptied(h record.BatchHeader, lastOfGroup bool) ([]byte, error) {
-	ofProducer := p.lastOfProducer(h)
-	if !lastOfGroup && !ofProducer {
+	retain := p.lastOfProducer(h) || h.NextOffset() == p.c.firstUncleanable
+	if !lastOfGroup && !retain {
 		return nil, nil
 	}
-	p.rangeEnd = !ofProducer
+	p.rangeEnd = !retain
 	p.stats.EmptyBatchesKept++
 	out, err := record.AppendRebuiltBatch(p.w.scratch[:0], h, nil)
 	p.w.scratch = out
