@@ -62,6 +62,7 @@ type pass struct {
 	nowMs        int64
 	latest       int64           // the last offset the map accounts for (Kafka's map.latestOffset)
 	producers    map[int64]int64 // producer id -> last data offset, read when first needed
+	rangeEnd     bool            // the batch filter returned last is kept only as the group's end
 	stats        *Stats
 }
 
@@ -181,12 +182,13 @@ func (p *pass) cleanSegment(s segment.SegmentInfo, last bool, out *output) error
 		if err != nil {
 			return err
 		}
+		p.rangeEnd = false
 		kept, err := p.filter(h, b, last && pos+int64(len(b)) == s.Size)
 		if err != nil {
 			return err
 		}
 		if kept != nil {
-			if err := out.append(h, kept); err != nil {
+			if err := out.append(h, kept, p.rangeEnd); err != nil {
 				return err
 			}
 		}

@@ -1,9 +1,12 @@
 package compaction_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -178,6 +181,144 @@ func TestEmptiedBatchOfProducerIsKept(t *testing.T) {
 	}
 	if st.EmptyBatchesKept != 1 {
 		t.Fatalf("EmptyBatchesKept %d, want 1", st.EmptyBatchesKept)
+	}
+}
+
+// Kafka (Cleaner.cleanInto, DELETE_EMPTY): an emptied batch that holds
+// no producer's last sequence and does not end the cleaning round goes,
+// even the last batch of the segments cleaned together, which leaves a
+// gap before the next segment. The cleaner writes that batch only to
+// mark the group's end while the swap is in flight and removes it once
+// the cleaned segment is live, so a reader (librdkafka 2.0 gives up after
+// ten fetches that yield nothing) is not served a segment holding nothing
+// but an empty batch. The removed batch held the segment's largest
+// timestamp: the time index ends at the largest that stays. The log
+// reopens with the gap and the same end offset.
+func TestEmptiedGroupEndGoesAfterTheSwap(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t-0")
+	cfg := logConfig()
+	cfg.SegmentBytes = 160 // one segment per group: each is about 150 bytes
+	l := openLog(t, dir, cfg)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	appendKV(t, l, record.CompressionNone, at(1), rec("a", "1")) // 0: stays
+	appendKV(t, l, record.CompressionNone, at(2), rec("b", "1")) // 1: superseded, the group's last batch
+	roll(t, l)
+	appendKV(t, l, record.CompressionNone, at(3), rec("b", "2")) // 2: stays, the round's last batch
+	roll(t, l)
+	appendKV(t, l, record.CompressionNone, at(4), rec("c", "1")) // 3: active
+	st := must[compaction.Stats](t)(compaction.Clean(l, compaction.DefaultConfig(), t0))
+	if st.SegmentsWritten != 2 {
+		t.Fatalf("wrote %d segments; want two, one per sealed segment", st.SegmentsWritten)
+	}
+	check := func(l *segment.Log) {
+		t.Helper()
+		var got []string
+		for _, s := range l.Segments() {
+			got = append(got, fmt.Sprintf("[%d,%d)", s.BaseOffset, s.NextOffset))
+		}
+		if fmt.Sprint(got) != "[[0,1) [2,3) [3,4)]" || l.EndOffset() != 4 {
+			t.Fatalf("segments %v, end %d; want [[0,1) [2,3) [3,4)] (the empty batch at 1 gone) and 4", got, l.EndOffset())
+		}
+		recs := readAll(t, l)
+		if len(recs) != 3 || recs[0].Offset != 0 || recs[1].Offset != 2 || recs[2].Offset != 3 {
+			t.Fatalf("read %+v; want a=1, b=2, c=1 at 0, 2, 3", recs)
+		}
+		buf := must[[]byte](t)(l.ReadBytes(1, 1<<20))
+		if h, _, err := record.NextBatch(buf, 0); err != nil || h.BaseOffset != 2 {
+			t.Fatalf("a read at 1 starts with the batch at %d (%v); want the one at 2", h.BaseOffset, err)
+		}
+		// Entries are 12 bytes: timestamp int64, relative offset uint32.
+		tidx := must[[]byte](t)(os.ReadFile(filepath.Join(dir, segment.FilenamePrefix(0)+segment.TimeIndexSuffix)))
+		var ts int64
+		rel := uint32(1 << 31)
+		for p := 0; p+12 <= len(tidx) && binary.BigEndian.Uint64(tidx[p:]) != 0; p += 12 {
+			ts, rel = int64(binary.BigEndian.Uint64(tidx[p:])), binary.BigEndian.Uint32(tidx[p+8:])
+		}
+		if ts != at(1).UnixMilli() || rel != 0 {
+			t.Fatalf("segment 0's last time-index entry (%d, %d); want a=1's timestamp %d at offset 0", ts, rel, at(1).UnixMilli())
+		}
+	}
+	check(l)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = openLog(t, dir, cfg)
+	defer l.Close()
+	check(l)
+}
+
+// Kafka 4.x (Cleaner.cleanInto): the last batch of the cleaning round,
+// whose next offset is the first uncleanable offset, stays even emptied
+// (RETAIN_EMPTY, "so that last offset information is not lost after
+// cleaning"), though it holds no producer's sequence.
+func TestEmptiedLastBatchOfTheRoundStays(t *testing.T) {
+	l := openLog(t, t.TempDir(), logConfig())
+	defer l.Close()
+	appendKV(t, l, record.CompressionNone, t0, rec("a", "1"))                // 0: stays
+	appendKV(t, l, record.CompressionNone, t0, kv{Value: []byte("keyless")}) // 1: emptied, the round's last batch
+	roll(t, l)
+	appendKV(t, l, record.CompressionNone, t0, rec("c", "1")) // 2: active, uncleanable
+	must[compaction.Stats](t)(compaction.Clean(l, compaction.DefaultConfig(), t0))
+	buf := must[[]byte](t)(l.ReadBytes(0, 1<<20))
+	var got []string
+	for p := 0; p < len(buf); {
+		h, n, err := record.NextBatch(buf[p:], 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%d:%d", h.BaseOffset, h.RecordCount))
+		p += n
+	}
+	if fmt.Sprint(got) != "[0:1 1:0]" {
+		t.Fatalf("sealed batches (offset:records) %v; want [0:1 1:0], the round's last batch kept empty", got)
+	}
+}
+
+// Kafka (UnifiedLog.replaceSegments, deleteProducerSnapshots): the
+// producer state snapshots at the base offsets of the segments a
+// cleaning replaces go with them, except where a cleaned segment starts;
+// the others, the one at the log end among them, stay.
+func TestCleaningDeletesTheReplacedSegmentsSnapshots(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t-0")
+	l := openLog(t, dir, logConfig())
+	for i := range 4 { // segments at 0, 1, 2, 3 (snapshots at 1, 2, 3, 4 on roll), active at 4
+		b := record.NewBatchBuilder(record.CompressionNone)
+		b.SetProducer(7, 0, int32(i))
+		// Now, so that the producer has not expired when the log reopens.
+		b.Append(record.Record{Key: []byte("k"), Value: []byte(fmt.Sprint(i)), Timestamp: time.Now().UnixMilli()})
+		must[segment.AppendInfo](t)(l.Append(must[[]byte](t)(b.Build())))
+		roll(t, l)
+	}
+	appendKV(t, l, record.CompressionNone, t0, rec("other", "x"))
+	snapshots := func() []string {
+		names, _ := filepath.Glob(filepath.Join(dir, "*.snapshot"))
+		for i, n := range names {
+			names[i] = strings.TrimLeft(strings.TrimSuffix(filepath.Base(n), ".snapshot"), "0")
+		}
+		return names
+	}
+	for deadline := time.Now().Add(10 * time.Second); fmt.Sprint(snapshots()) != "[1 2 3 4]"; { // the flusher renames them in
+		if time.Now().After(deadline) {
+			t.Fatalf("snapshots before cleaning %v; want [1 2 3 4], one per roll", snapshots())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	st := must[compaction.Stats](t)(compaction.Clean(l, compaction.DefaultConfig(), t0))
+	if st.SegmentsWritten != 1 {
+		t.Fatalf("wrote %d segments; want one for segments 0-3", st.SegmentsWritten)
+	}
+	// Segments 1, 2 and 3 were replaced by the cleaned segment at 0: their
+	// snapshots go; the one at 4, where the active segment starts, stays.
+	if got := fmt.Sprint(snapshots()); got != "[4]" {
+		t.Fatalf("snapshots after cleaning %s; want [4]", got)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = openLog(t, dir, logConfig())
+	defer l.Close()
+	if ps := l.Producers(); len(ps) != 1 || ps[0].ProducerID != 7 || ps[0].LastOffset != 3 {
+		t.Fatalf("producer state after reopening %+v; want producer 7 with its last batch at 3", ps)
 	}
 }
 

@@ -48,9 +48,14 @@
 //     attribute bit 6 and BaseTimestamp = now + delete.retention.ms. A
 //     batch left without records stays as a bare 61-byte header when it
 //     is its producer's last data batch (producer state, C8) or the
-//     group's last batch (so a cleaned group covers exactly the offsets
-//     it replaces); otherwise it goes. Control batches (transaction
-//     markers) are copied as they are.
+//     last batch below the first uncleanable offset (Kafka 4.x keeps it
+//     "so that last offset information is not lost"); otherwise it
+//     goes, as Kafka's does, and a cleaned segment may end before the
+//     next one starts, or hold nothing. The group's last batch, emptied,
+//     is written all the same (segment.CleanedSegment.AppendRangeEnd) so
+//     that an interrupted swap knows the offsets it replaces, and removed
+//     once the swap is done. Control batches (transaction markers) are
+//     copied as they are.
 //  5. Swap each group in with Log.ReplaceSegments (.cleaned -> .swap,
 //     old -> .deleted, .swap -> live, directory fsyncs; segment.Open
 //     completes or discards an interrupted swap), so a crash at any step

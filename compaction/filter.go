@@ -46,8 +46,9 @@ func (p *pass) decide(h record.BatchHeader, r *keyRec, h1, h2 uint64) verdict {
 // horizon gets one: now + delete.retention.ms. A batch emptied of records
 // is kept as a bare header when it is the last data batch of its producer
 // (Kafka's RETAIN_EMPTY, so producer state survives) or the last batch of
-// the group (so the cleaned segments cover exactly the offsets of the
-// segments they replace); otherwise it goes. lastOfGroup says which.
+// the cleaning round, or, until the swap is done, when it is the last
+// batch of the group (see emptied); otherwise it goes. lastOfGroup says
+// which.
 func (p *pass) filter(h record.BatchHeader, b []byte, lastOfGroup bool) ([]byte, error) {
 	p.stats.BatchesRead++
 	if h.IsControl() {
@@ -138,11 +139,20 @@ func (p *pass) count(v verdict, tombstone bool) {
 	}
 }
 
-// emptied decides about a batch none of whose records stay.
+// emptied decides about a batch none of whose records stay. As Kafka
+// 4.x's Cleaner.cleanInto, it keeps the batch (RETAIN_EMPTY) when it
+// holds its producer's last sequence, or when it is the last batch of
+// the cleaning round (its next offset is the first uncleanable offset,
+// "so that last offset information is not lost"). A batch kept only
+// because it ends the group sets p.rangeEnd: the swap removes it once
+// the cleaned segments are live (segment.CleanedSegment's
+// AppendRangeEnd), so that the log holds what Kafka's does.
 func (p *pass) emptied(h record.BatchHeader, lastOfGroup bool) ([]byte, error) {
-	if !lastOfGroup && !p.lastOfProducer(h) {
+	retain := p.lastOfProducer(h) || h.NextOffset() == p.c.firstUncleanable
+	if !lastOfGroup && !retain {
 		return nil, nil
 	}
+	p.rangeEnd = !retain
 	p.stats.EmptyBatchesKept++
 	out, err := record.AppendRebuiltBatch(p.w.scratch[:0], h, nil)
 	p.w.scratch = out

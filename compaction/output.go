@@ -21,8 +21,9 @@ type output struct {
 
 // append writes one batch, starting a new cleaned segment when the
 // current one would pass segment.bytes, its index is full, or the batch's
-// offsets would not fit 32 bits relative to its base.
-func (o *output) append(h record.BatchHeader, b []byte) error {
+// offsets would not fit 32 bits relative to its base. rangeEnd says the
+// batch is an emptied one kept only to end the group.
+func (o *output) append(h record.BatchHeader, b []byte, rangeEnd bool) error {
 	cur := o.current()
 	if cur == nil || o.full(cur, h, len(b)) {
 		base := o.base
@@ -36,7 +37,11 @@ func (o *output) append(h record.BatchHeader, b []byte) error {
 		o.segs = append(o.segs, c)
 		cur = c
 	}
-	if err := cur.Append(b); err != nil {
+	write := cur.Append
+	if rangeEnd {
+		write = cur.AppendRangeEnd
+	}
+	if err := write(b); err != nil {
 		return fmt.Errorf("%s: write cleaned segment %d: %w", o.p.c.log.Dir(), cur.BaseOffset(), err)
 	}
 	o.p.w.th.maybeThrottle(o.p.ctx, len(b))

@@ -42,7 +42,7 @@ type Stats struct {
 	TombstonesKept    int64
 	TombstonesDropped int64 // dropped: past their delete horizon
 	HorizonsSet       int64 // batches that got a delete horizon in this pass
-	EmptyBatchesKept  int64 // emptied batches kept for producer state or the range end
+	EmptyBatchesKept  int64 // emptied batches written: for producer state, or as a group's end until its swap
 
 	Duration time.Duration
 }

@@ -204,7 +204,7 @@ func TestCreateCrashAtEveryStep(t *testing.T) {
 		}
 		os.Remove(filepath.Join(dir, segment.CleanShutdownFile))
 		data, rerr := os.ReadFile(filepath.Join(dir, "c-0", logdir.PartitionMetadataFile))
-		if rerr == nil && !bytes.Equal(data, []byte("version: 0\ntopic_id: "+id.String()+"\n")) {
+		if rerr == nil && !bytes.Equal(data, []byte("version: 0\ntopic_id: "+id.String())) {
 			t.Fatalf("crash at step %d: torn partition.metadata %q", crashAt, data)
 		}
 		r := openManager(t, []string{dir}, func(c *logdir.Config) { c.Logger = slog.New(slog.DiscardHandler) })

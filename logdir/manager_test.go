@@ -159,7 +159,8 @@ func TestDeletePartition(t *testing.T) {
 	}
 }
 
-// Kafka: partition.metadata carries the topic id in Kafka's format and
+// Kafka: partition.metadata carries the topic id in Kafka's format,
+// byte for byte (PartitionMetadata.encode: no newline after the id), and
 // is written before the log's first file.
 func TestPartitionMetadataFile(t *testing.T) {
 	d := t.TempDir()
@@ -173,7 +174,7 @@ func TestPartitionMetadataFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "version: 0\ntopic_id: " + id.String() + "\n"; string(data) != want {
+	if want := "version: 0\ntopic_id: " + id.String(); string(data) != want { // Kafka: no newline at the end
 		t.Fatalf("partition.metadata %q, want %q", data, want)
 	}
 	if back, err := logdir.ParseTopicID(id.String()); err != nil || back != id {

@@ -1,8 +1,6 @@
 package logdir
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/base64"
 	"fmt"
 	"os"
@@ -34,14 +32,27 @@ func ParseTopicID(s string) (TopicID, error) {
 }
 
 // writePartitionMetadata writes Kafka's partition.metadata through the
-// write-temp, fsync, rename, fsync-directory sequence:
+// write-temp, fsync, rename, fsync-directory sequence. The bytes are
+// those of Kafka's PartitionMetadata.encode, with no newline after the
+// id:
 //
 //	version: 0
 //	topic_id: <id>
 func writePartitionMetadata(fsys segment.FS, dir string, id TopicID) error {
-	data := fmt.Sprintf("version: 0\ntopic_id: %s\n", id)
-	return WriteFileAtomic(fsys, filepath.Join(dir, PartitionMetadataFile), []byte(data))
+	return WriteFileAtomic(fsys, filepath.Join(dir, PartitionMetadataFile), encodePartitionMetadata(id))
 }
+
+// encodePartitionMetadata is partition.metadata's content for id.
+func encodePartitionMetadata(id TopicID) []byte {
+	return []byte(partitionMetadataVersion + "0\n" + partitionMetadataTopicID + id.String())
+}
+
+// The two lines of partition.metadata start with these (Kafka's
+// PartitionMetadataFile).
+const (
+	partitionMetadataVersion = "version: "
+	partitionMetadataTopicID = "topic_id: "
+)
 
 // readPartitionMetadata returns the topic id in a partition directory's
 // partition.metadata.
@@ -51,14 +62,32 @@ func readPartitionMetadata(fsys segment.FS, dir string) (TopicID, error) {
 	if err != nil {
 		return TopicID{}, err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if ok && strings.TrimSpace(k) == "topic_id" {
-			return ParseTopicID(strings.TrimSpace(v))
-		}
+	id, err := ParsePartitionMetadata(data)
+	if err != nil {
+		return TopicID{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return TopicID{}, fmt.Errorf("%s: no topic_id", path)
+	return id, nil
+}
+
+// ParsePartitionMetadata reads partition.metadata as Kafka's
+// PartitionMetadataReadBuffer does: a "version: 0" line, then a
+// "topic_id: <id>" line. A newline after the id (as Varve wrote before
+// it wrote Kafka's bytes) and CRLF line ends are accepted; another
+// version is refused.
+func ParsePartitionMetadata(data []byte) (TopicID, error) {
+	lines := strings.Split(strings.TrimRight(string(data), "\r\n"), "\n")
+	if len(lines) != 2 {
+		return TopicID{}, fmt.Errorf("partition metadata: %d lines, want 2", len(lines))
+	}
+	version, ok := strings.CutPrefix(strings.TrimRight(lines[0], "\r"), partitionMetadataVersion)
+	if !ok || strings.TrimSpace(version) != "0" {
+		return TopicID{}, fmt.Errorf("partition metadata: unrecognized version line %q", lines[0])
+	}
+	id, ok := strings.CutPrefix(strings.TrimRight(lines[1], "\r"), partitionMetadataTopicID)
+	if !ok {
+		return TopicID{}, fmt.Errorf("partition metadata: no topic_id line: %q", lines[1])
+	}
+	return ParseTopicID(strings.TrimSpace(id))
 }
 
 // readFile reads a small file whole through fsys.

@@ -762,7 +762,12 @@ func (l *Log) Close() error {
 	l.done.Wait()
 	var err error
 	if l.werr.Load() == nil {
-		err = l.flushTo(l.end.Load())
+		if segs := l.segments(); len(segs) > 0 {
+			err = segs[len(segs)-1].closeActive()
+		}
+		if err == nil {
+			err = l.flushTo(l.end.Load())
+		}
 		if err == nil {
 			err = l.checkpoint()
 		}

@@ -332,15 +332,45 @@ func (s *Segment) flush() error {
 // both indexes trimmed to their entries. REQUIRES the segment pinned.
 func (s *Segment) seal() error {
 	fh := s.files()
-	if s.maxTimestamp != noTimestamp {
-		if err := fh.times.MaybeAppend(s.maxTimestamp, s.offsetOfMaxTimestamp, true); err != nil {
-			return fmt.Errorf("segment %s: time index: %w", FilenamePrefix(s.base), err)
-		}
+	if err := s.appendMaxTimestamp(fh); err != nil {
+		return err
 	}
 	if err := fh.offsets.TrimToValidSize(); err != nil {
 		return fmt.Errorf("segment %s: %w", FilenamePrefix(s.base), err)
 	}
 	if err := fh.times.TrimToValidSize(); err != nil {
+		return fmt.Errorf("segment %s: %w", FilenamePrefix(s.base), err)
+	}
+	return nil
+}
+
+// appendMaxTimestamp gives the time index its final entry, (max
+// timestamp, offset of the batch holding it), unless its last entry has
+// that timestamp already: Kafka's LogSegment.onBecomeInactiveSegment and
+// close, so that a lookup of the largest timestamp finds its batch.
+// REQUIRES the writer lock and the segment pinned.
+func (s *Segment) appendMaxTimestamp(fh *handle) error {
+	if s.maxTimestamp == noTimestamp {
+		return nil
+	}
+	if err := fh.times.MaybeAppend(s.maxTimestamp, s.offsetOfMaxTimestamp, true); err != nil {
+		return fmt.Errorf("segment %s: time index: %w", FilenamePrefix(s.base), err)
+	}
+	return nil
+}
+
+// closeActive is what Kafka's LogSegment.close does to the active
+// segment before its files close: the final time-index entry, made
+// durable. REQUIRES the writer lock and the segment pinned.
+func (s *Segment) closeActive() error {
+	fh := s.files()
+	if fh == nil {
+		return nil // closed already
+	}
+	if err := s.appendMaxTimestamp(fh); err != nil {
+		return err
+	}
+	if err := fh.times.Flush(); err != nil {
 		return fmt.Errorf("segment %s: %w", FilenamePrefix(s.base), err)
 	}
 	return nil

@@ -15,6 +15,9 @@ import (
 // Log.ReplaceSegments.
 type CleanedSegment struct {
 	s *Segment
+	// rangeEnd is the base offset of a trailing empty batch written by
+	// AppendRangeEnd, or -1.
+	rangeEnd int64
 }
 
 // NewCleanedSegment starts a cleaned segment at base. Its batches must
@@ -24,7 +27,51 @@ func (l *Log) NewCleanedSegment(base int64) (*CleanedSegment, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CleanedSegment{s: s}, nil
+	return &CleanedSegment{s: s, rangeEnd: -1}, nil
+}
+
+// AppendRangeEnd appends b, an empty batch (no records) that is the last
+// batch of the segments being replaced, kept only so that the cleaned
+// segments end where the replaced ones do while the swap is in flight:
+// Open completes an interrupted swap by deleting the old segments below
+// the last *.swap segment's next offset. Once ReplaceSegments has swapped
+// the segments in, it removes this batch, so the log holds what Kafka's
+// cleaner writes (MemoryRecords.filterTo keeps an emptied batch only for
+// its producer's state), and a consumer is not served a segment made of
+// nothing but an empty batch (librdkafka 2.0 doubles its fetch size on
+// each such response and gives up past 1 GiB). Nothing may follow it.
+func (c *CleanedSegment) AppendRangeEnd(b []byte) error {
+	h, err := record.ParseHeader(b)
+	if err != nil || h.RecordCount != 0 || h.IsControl() {
+		return fmt.Errorf("cleaned segment %s: range end at %d is not an empty data batch: %w", FilenamePrefix(c.s.base), h.BaseOffset, err)
+	}
+	if err := c.Append(b); err != nil {
+		return err
+	}
+	c.rangeEnd = h.BaseOffset
+	return nil
+}
+
+// dropRangeEnd removes the batch AppendRangeEnd wrote, after the swap.
+// A crash before this leaves it in the live segment: an empty batch that
+// readers skip over, as they do any other. REQUIRES the log's writer lock.
+func (c *CleanedSegment) dropRangeEnd() error {
+	if c.rangeEnd < 0 {
+		return nil
+	}
+	if _, err := c.s.truncateTo(c.rangeEnd); err != nil {
+		return fmt.Errorf("cleaned segment %s: drop range end at %d: %w", FilenamePrefix(c.s.base), c.rangeEnd, err)
+	}
+	c.rangeEnd = -1
+	// The batch may have held the largest timestamp, whose time-index
+	// entry went with it: seal again for the entry of the new largest.
+	if err := c.s.files().times.Resize(c.s.cfg.SegmentIndexBytes); err != nil {
+		return fmt.Errorf("cleaned segment %s: %w", FilenamePrefix(c.s.base), err)
+	}
+	if err := c.s.seal(); err != nil {
+		return err
+	}
+	return c.s.flush()
 }
 
 // Append writes whole, valid batches that already carry their offsets.
@@ -34,7 +81,7 @@ func (c *CleanedSegment) Append(b []byte) error {
 		if err != nil {
 			return fmt.Errorf("cleaned segment %s: %w", FilenamePrefix(c.s.base), err)
 		}
-		if h.BaseOffset < c.s.NextOffset() {
+		if c.rangeEnd >= 0 || h.BaseOffset < c.s.NextOffset() {
 			return fmt.Errorf("cleaned segment %s: %w: batch at %d after %d", FilenamePrefix(c.s.base), ErrNonContiguous, h.BaseOffset, c.s.NextOffset())
 		}
 		if err := c.s.append(b[p:p+n], h); err != nil {
@@ -66,7 +113,11 @@ func (c *CleanedSegment) Abort() error { return c.s.remove() }
 //     fsync the directory;
 //  3. rename the old segments' files to *.deleted (deleted after
 //     file.delete.delay.ms; reads in progress keep their files);
-//  4. rename each *.swap file to its live name and fsync the directory.
+//  4. rename each *.swap file to its live name and fsync the directory;
+//  5. delete the producer state snapshots at the old segments' base
+//     offsets that no cleaned segment starts at (Kafka's
+//     deleteProducerSnapshots; one a crash leaves behind still holds
+//     the right producer state for its offset).
 //
 // A crash at any point leaves, after Open, either the old segments or the
 // new ones (see completeSwaps), never a mix and never neither. The old
@@ -95,6 +146,13 @@ func (l *Log) ReplaceSegments(cleaned []*CleanedSegment, olds []int64) error {
 	if err := l.swap(cleaned, segs[first:first+len(olds)]); err != nil {
 		return l.fail(err)
 	}
+	var dropErr error
+	for _, c := range cleaned { // before readers can see them
+		if dropErr == nil && c.rangeEnd >= 0 {
+			dropErr = c.dropRangeEnd()
+			l.setModTime(c.s, segs[first+len(olds)-1]) // the truncation touched it
+		}
+	}
 	next := make([]*Segment, 0, len(segs)-len(olds)+len(cleaned))
 	next = append(next, segs[:first]...)
 	for _, c := range cleaned {
@@ -106,10 +164,32 @@ func (l *Log) ReplaceSegments(cleaned []*CleanedSegment, olds []int64) error {
 	for _, s := range segs[first : first+len(olds)] {
 		l.deleteLater(s)
 	}
+	l.deleteSegmentSnapshots(replacedOnly(segs[first:first+len(olds)], cleaned))
 	for _, c := range cleaned {
 		c.s.unpin() // fsynced and sealed above: the file cache may close it
 	}
+	if dropErr != nil {
+		// The swap is done and published; the segment's tail may not be.
+		return l.fail(dropErr)
+	}
 	return nil
+}
+
+// replacedOnly lists the old segments whose base offset no cleaned
+// segment takes: Kafka (UnifiedLog.replaceSegments) deletes the producer
+// state snapshots at those offsets, and keeps the others.
+func replacedOnly(olds []*Segment, cleaned []*CleanedSegment) []SegmentInfo {
+	bases := make(map[int64]bool, len(cleaned))
+	for _, c := range cleaned {
+		bases[c.s.base] = true
+	}
+	var gone []SegmentInfo
+	for _, s := range olds {
+		if !bases[s.base] {
+			gone = append(gone, SegmentInfo{BaseOffset: s.base})
+		}
+	}
+	return gone
 }
 
 // findContiguous returns the position of olds in segs, checking they

@@ -31,6 +31,15 @@ import (
 //	Found <n> invalid bytes at the end of <file>: <reason>               (torn or corrupt tail)
 //	offset: <o> position: <p>                                           (.index)
 //	timestamp: <t> offset: <o>                                          (.timeindex)
+//	version: 0 producerId: .. firstOffset: .. lastOffset: ..
+//	  lastStableOffset: ..                                              (.txnindex)
+//	entries: <n>, then producerId: .. producerEpoch: .. coordinatorEpoch: ..
+//	  currentTxnFirstOffset: .. lastTimestamp: .. firstSequence: ..
+//	  lastSequence: .. lastOffset: .. offsetDelta: .. timestamp: ..     (.snapshot)
+//	version: 0 entries: <n>, then one entry per line                    (checkpoint files)
+//	version: 0 topicId: <id>                                            (partition.metadata)
+//	data_version: .. clusterId: .. leaderId: .. leaderEpoch: ..         (quorum-state)
+//	<key>: <value>                                                      (meta.properties)
 //
 // Checks that fail print a line that starts with the file they concern,
 // after its entries (Kafka prints them on stderr at the very end; here
@@ -57,9 +66,12 @@ func newDumpCmd() *cobra.Command {
 		Long: `Print what a partition directory (or a log dir of them) holds, like Kafka's
 kafka-dump-log: every segment in order with its batches (offsets, position,
 size, timestamps, compression, producer fields, CRC validity), its offset
-and time index entries checked against the log, and the checkpoint files.
-A FILE may be a .log, .index, .timeindex or checkpoint file. Files are only
-read; a torn or corrupt tail is reported, never repaired.`,
+and time index entries checked against the log, its aborted transactions
+(.txnindex), the producer state snapshots (.snapshot), the checkpoint files
+(recovery point, log start offset, replication offset, cleaner offset,
+leader epoch), partition.metadata, KRaft's quorum-state and meta.properties.
+A FILE may be any of these. Files are only read; a torn or corrupt tail is
+reported, never repaired.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d := &dumper{w: cmd.OutOrStdout(), o: o}
@@ -116,6 +128,11 @@ const (
 	kindOffsetCheckpoint
 	kindEpochCheckpoint
 	kindCleanShutdown
+	kindProducerSnapshot
+	kindTxnIndex
+	kindPartitionMetadata
+	kindQuorumState
+	kindMetaProperties
 )
 
 // kindOf classifies a file by its name, as Kafka's tool does by suffix.
@@ -129,6 +146,9 @@ func kindOf(name string) fileKind {
 	case segment.CleanShutdownFile:
 		return kindCleanShutdown
 	}
+	if k, ok := metaFileKind(name); ok {
+		return k
+	}
 	switch filepath.Ext(name) {
 	case segment.LogSuffix:
 		return kindLog
@@ -136,6 +156,10 @@ func kindOf(name string) fileKind {
 		return kindIndex
 	case segment.TimeIndexSuffix:
 		return kindTimeIndex
+	case segment.SnapshotSuffix:
+		return kindProducerSnapshot
+	case txnIndexSuffix:
+		return kindTxnIndex
 	}
 	return kindUnknown
 }
@@ -156,6 +180,16 @@ func (d *dumper) dumpFile(path string) error {
 		return d.dumpEpochCheckpoint(path)
 	case kindCleanShutdown:
 		return d.dumpCleanShutdown(path)
+	case kindProducerSnapshot:
+		return d.dumpProducerSnapshot(path)
+	case kindTxnIndex:
+		return d.dumpTxnIndex(path)
+	case kindPartitionMetadata:
+		return d.dumpPartitionMetadata(path)
+	case kindQuorumState:
+		return d.dumpQuorumState(path)
+	case kindMetaProperties:
+		return d.dumpMetaProperties(path)
 	}
 	d.printf("Ignoring unknown file %s\n", path)
 	return nil

@@ -17,9 +17,10 @@ import (
 // file: "0\n<n>\n<epoch> <startOffset>\n..." (KAFKA-REFERENCE §1.1).
 const leaderEpochCheckpointFile = "leader-epoch-checkpoint"
 
-// dumpDir dumps a partition directory: its checkpoint files, then every
-// segment in base-offset order (.log, .index, .timeindex), then the files
-// it does not know. Subdirectories (the partitions of a log dir) are
+// dumpDir dumps a partition directory: its checkpoint and metadata
+// files, then every segment in base-offset order (.log, .index,
+// .timeindex, .txnindex, and the .snapshot at that offset), then the
+// files it does not know. Subdirectories (the partitions of a log dir) are
 // dumped the same way, one level deep.
 func (d *dumper) dumpDir(dir string) error {
 	return d.dumpDirDepth(dir, 0)
@@ -38,7 +39,7 @@ func (d *dumper) dumpDirDepth(dir string, depth int) error {
 		switch k := kindOf(name); {
 		case e.IsDir():
 			subdirs = append(subdirs, name)
-		case k == kindLog || k == kindIndex || k == kindTimeIndex:
+		case k == kindLog || k == kindIndex || k == kindTimeIndex || k == kindTxnIndex || k == kindProducerSnapshot:
 			if base, err := baseOffsetOfFile(name); err == nil {
 				segs[base] = append(segs[base], name)
 				continue
@@ -79,7 +80,7 @@ func (d *dumper) dumpSegments(dir string, segs map[int64][]string) error {
 		bases = append(bases, b)
 	}
 	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
-	order := map[string]int{segment.LogSuffix: 0, segment.IndexSuffix: 1, segment.TimeIndexSuffix: 2}
+	order := map[string]int{segment.LogSuffix: 0, segment.IndexSuffix: 1, segment.TimeIndexSuffix: 2, txnIndexSuffix: 3, segment.SnapshotSuffix: 4}
 	for _, b := range bases {
 		files := segs[b]
 		sort.Slice(files, func(i, j int) bool { return order[filepath.Ext(files[i])] < order[filepath.Ext(files[j])] })
