@@ -3,7 +3,6 @@ package logdir
 import (
 	"encoding/base64"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -58,7 +57,7 @@ const (
 // partition.metadata.
 func readPartitionMetadata(fsys segment.FS, dir string) (TopicID, error) {
 	path := filepath.Join(dir, PartitionMetadataFile)
-	data, err := readFile(fsys, path)
+	data, err := segment.ReadFile(fsys, path)
 	if err != nil {
 		return TopicID{}, err
 	}
@@ -88,24 +87,6 @@ func ParsePartitionMetadata(data []byte) (TopicID, error) {
 		return TopicID{}, fmt.Errorf("partition metadata: no topic_id line: %q", lines[1])
 	}
 	return ParseTopicID(strings.TrimSpace(id))
-}
-
-// readFile reads a small file whole through fsys.
-func readFile(fsys segment.FS, path string) ([]byte, error) {
-	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	n, err := f.Size()
-	if err != nil {
-		return nil, err
-	}
-	buf := make([]byte, n)
-	if _, err := f.ReadAt(buf, 0); err != nil && n > 0 {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return buf, nil
 }
 
 // WriteFileAtomic replaces path with data through fsys: write path.tmp,

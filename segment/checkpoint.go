@@ -128,7 +128,7 @@ func ReadCheckpoint(fsys FS, path string) (map[TopicPartition]int64, error) {
 	if fsys == nil {
 		fsys = OSFS{}
 	}
-	data, err := readWhole(fsys, path)
+	data, err := ReadFile(fsys, path)
 	if errors.Is(err, os.ErrNotExist) {
 		return map[TopicPartition]int64{}, nil
 	}
@@ -177,7 +177,12 @@ func WriteFileAtomic(fsys FS, path string, data []byte) error {
 	return ioErr("fsync dir", filepath.Dir(path), fsys.SyncDir(filepath.Dir(path)))
 }
 
-func readWhole(fsys FS, path string) ([]byte, error) {
+// ReadFile reads a small file whole through fsys (the OS's when nil): the
+// reading side of WriteFileAtomic, for checkpoints, markers and metadata.
+func ReadFile(fsys FS, path string) ([]byte, error) {
+	if fsys == nil {
+		fsys = OSFS{}
+	}
 	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err

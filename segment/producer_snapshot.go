@@ -331,7 +331,7 @@ func (l *Log) deleteSegmentSnapshots(removed []SegmentInfo) {
 // readSnapshot reads and decodes the snapshot at offset.
 func (l *Log) readSnapshot(offset int64) ([]producerEntry, error) {
 	path := snapshotPath(l.dir, offset)
-	data, err := readWhole(l.cfg.FS, path)
+	data, err := ReadFile(l.cfg.FS, path)
 	if err != nil {
 		return nil, ioErr("read snapshot", path, err)
 	}
@@ -347,7 +347,7 @@ func ReadProducerSnapshot(fsys FS, path string) ([]ProducerState, error) {
 	if fsys == nil {
 		fsys = OSFS{}
 	}
-	data, err := readWhole(fsys, path)
+	data, err := ReadFile(fsys, path)
 	if err != nil {
 		return nil, ioErr("read snapshot", path, err)
 	}
