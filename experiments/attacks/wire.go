@@ -68,6 +68,20 @@ func (c *conn) readResponse(req kmsg.Request, deadline time.Time, limit int) ([]
 
 func (c *conn) Close() error { return c.c.Close() }
 
+// dialAll opens n connections, or none.
+func dialAll(addr string, n int) ([]*conn, error) {
+	conns := make([]*conn, n)
+	for i := range conns {
+		c, err := dial(addr)
+		if err != nil {
+			closeAll(conns)
+			return nil, err
+		}
+		conns[i] = c
+	}
+	return conns, nil
+}
+
 // closeAll closes every connection of an attack.
 func closeAll(cs []*conn) {
 	for _, c := range cs {
