@@ -8,6 +8,10 @@
 // group: no goroutines, no clock (time in ms is an argument of every
 // event that depends on it), no I/O.
 //
+// It is top-level rather than cluster/controller (DESIGN.md's sketch) so
+// that it depends on package metadata alone: the node (cluster) drives it,
+// and nothing in it knows a broker's network or logs.
+//
 // A Controller holds a *metadata.Image. Each operation validates against
 // it and returns the KRaft-shaped records (package metadata's types) to
 // commit, with the answer for the caller (errors are Kafka's, from

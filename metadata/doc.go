@@ -21,6 +21,12 @@
 // request handler reads metadata with one load and never waits for a
 // change being made.
 //
+// DESIGN.md sketches this package as cluster/metadata; it is top-level
+// because packages below cluster need it too (the controller that
+// produces its records, and tomorrow replica and group reading
+// leadership from an image) and an import of cluster/... from them would
+// run upward. It imports nothing of Varve's.
+//
 // # Concurrency
 //
 // Images are immutable and safe to share between goroutines. Apply is a
