@@ -139,5 +139,4 @@ for f in recovery-point-offset-checkpoint replication-offset-checkpoint log-star
 	cleaner-offset-checkpoint meta.properties .kafka_cleanshutdown; do
 	[ -e "$D/$f" ] && cp -a "$D/$f" "$OUT/"
 done
-cp "$HERE/input.txt" "$OUT/input.txt"
 ( cd "$OUT" && find . -type f | sort | xargs ls -l ) >&2
