@@ -80,7 +80,7 @@ func TestOpenPartitionKafkaWrote(t *testing.T) {
 				}
 				defer l.Close()
 				checkKafkaRecovery(t, l, managed != nil, int64(len(want)), p.bases)
-				checkKafkaRecords(t, l, want)
+				checkKafkaOffsetsForTime(t, l, checkKafkaRecords(t, l, want))
 				checkKafkaProducers(t, l.Producers(), want)
 			})
 		}
@@ -125,10 +125,12 @@ func checkKafkaRecovery(t *testing.T, l *segment.Log, clean bool, end int64, bas
 }
 
 // checkKafkaRecords reads the whole log through Log.ReadBytes and
-// record.Records and compares it with what was sent.
-func checkKafkaRecords(t *testing.T, l *segment.Log, want []sentRecord) {
+// record.Records, compares it with what was sent and returns each
+// record's timestamp, by offset.
+func checkKafkaRecords(t *testing.T, l *segment.Log, want []sentRecord) []int64 {
 	t.Helper()
 	var i int
+	var stamps []int64
 	for off := l.StartOffset(); off < l.EndOffset(); {
 		buf, err := l.ReadBytes(off, 1<<20)
 		if err != nil || len(buf) == 0 {
@@ -147,10 +149,28 @@ func checkKafkaRecords(t *testing.T, l *segment.Log, want []sentRecord) {
 			}
 			i++
 			off = r.Offset + 1
+			stamps = append(stamps, r.Timestamp)
 		}
 	}
 	if i != len(want) {
 		t.Errorf("read %d records, sent %d", i, len(want))
+	}
+	return stamps
+}
+
+// Kafka: ListOffsets by timestamp (KIP-33) answers the first offset whose
+// timestamp is at least the target, searching from Kafka's .timeindex
+// entries (one per segment here, at its largest timestamp).
+func checkKafkaOffsetsForTime(t *testing.T, l *segment.Log, stamps []int64) {
+	t.Helper()
+	for _, ts := range stamps {
+		for _, target := range []int64{ts - 1, ts, ts + 1} {
+			want := int64(slices.IndexFunc(stamps, func(s int64) bool { return s >= target }))
+			off, _, found, err := l.OffsetForTime(target)
+			if err != nil || found != (want >= 0) || (found && off != want) {
+				t.Errorf("OffsetForTime(%d): %d, found %t, %v; want %d", target, off, found, err, want)
+			}
+		}
 	}
 }
 
