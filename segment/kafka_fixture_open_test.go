@@ -224,7 +224,7 @@ func checkKafkaProducers(t *testing.T, got []segment.ProducerState, want []sentR
 	}
 }
 
-// Kafka: ProduceStateManager's snapshot file (version 1, CRC-32C), as a
+// Kafka: ProducerStateManager's snapshot file (version 1, CRC-32C), as a
 // 4.4.0 broker wrote it at its clean shutdown: one entry per producer,
 // with its last batch.
 func TestReadProducerSnapshotKafkaWrote(t *testing.T) {
