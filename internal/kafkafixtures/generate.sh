@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Regenerates testdata/kafka-$KAFKA_VERSION: the files a real Apache Kafka
+# broker writes for a small topic, so that tests can check that Varve reads
+# Kafka's on-disk format. Tests never run this script; they read the
+# committed output.
+#
+# What it does: assembles Kafka from Maven Central (kafka_2.13 and
+# kafka-tools, as experiments/kafka2011 does), formats one KRaft node that
+# is both broker and controller on loopback, creates topic "fixture" with 2
+# partitions, produces input.txt's records in three rounds with idempotent
+# console producers (a restart between rounds 2 and 3 bumps the leader
+# epoch), stops the node with SIGTERM (a clean shutdown) and copies the
+# partition directories and the log dir's checkpoint files out.
+#
+# Usage: internal/kafkafixtures/generate.sh   (needs java 17+ and mvn)
+set -euo pipefail
+
+KAFKA_VERSION=${KAFKA_VERSION:-4.4.0}
+HERE=$(cd "$(dirname "$0")" && pwd)
+OUT=$HERE/testdata/kafka-$KAFKA_VERSION
+CACHE=${KAFKA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/varve-kafka}
+ROOT=$CACHE/kafka-$KAFKA_VERSION
+LIBS=$ROOT/libs
+TOPIC=fixture
+# A fixed cluster id keeps meta.properties the same between runs.
+CLUSTER_ID=${CLUSTER_ID:-dmFydmUta2Fma2EtZml4MQ}
+
+assemble() {
+	[ -f "$LIBS/kafka_2.13-$KAFKA_VERSION.jar" ] && return
+	mkdir -p "$ROOT"
+	cat >"$ROOT/pom.xml" <<POM
+<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>varve.fixtures</groupId>
+  <artifactId>kafka-fixtures-assembly</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>$KAFKA_VERSION</version></dependency>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-tools</artifactId><version>$KAFKA_VERSION</version></dependency>
+    <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-slf4j-impl</artifactId><version>2.25.5</version></dependency>
+  </dependencies>
+</project>
+POM
+	rm -rf "$LIBS.partial"
+	mvn -B -q -f "$ROOT/pom.xml" dependency:copy-dependencies \
+		-DincludeScope=runtime -DoutputDirectory="$LIBS.partial"
+	mv "$LIBS.partial" "$LIBS"
+}
+
+freeport() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+klass() { # run one of Kafka's tool classes
+	local main=$1
+	shift
+	java -Xmx256m -cp "$LIBS/*" "$main" "$@"
+}
+
+start_node() {
+	java -Xms512m -Xmx512m -XX:+UseG1GC -Djava.awt.headless=true \
+		-Dkafka.logs.dir="$WORK/logs" -cp "$LIBS/*" kafka.Kafka "$WORK/server.properties" \
+		>>"$WORK/kafka.out" 2>&1 &
+	NODE=$!
+	for _ in $(seq 180); do
+		if klass org.apache.kafka.tools.TopicCommand --bootstrap-server "127.0.0.1:$BPORT" --list >/dev/null 2>&1; then
+			return
+		fi
+		kill -0 "$NODE" 2>/dev/null || { tail -50 "$WORK/kafka.out"; exit 1; }
+		sleep 1
+	done
+	echo "kafka did not start" >&2
+	exit 1
+}
+
+stop_node() {
+	kill -TERM "$NODE"
+	wait "$NODE" || true
+}
+
+# produce ROUND: sends input.txt's lines of that round ("round key:value").
+produce() {
+	awk -v r="$1" '$1 == r { print $2 }' "$HERE/input.txt" |
+		klass org.apache.kafka.tools.ConsoleProducer --bootstrap-server "127.0.0.1:$BPORT" --topic "$TOPIC" \
+			--property parse.key=true --property key.separator=: \
+			--producer-property enable.idempotence=true --producer-property acks=all \
+			--producer-property linger.ms=0
+}
+
+assemble
+WORK=$(mktemp -d)
+trap 'kill -TERM ${NODE:-} 2>/dev/null || true; rm -rf "$WORK"' EXIT
+BPORT=$(freeport)
+CPORT=$(freeport)
+cat >"$WORK/server.properties" <<PROPS
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$CPORT
+listeners=PLAINTEXT://127.0.0.1:$BPORT,CONTROLLER://127.0.0.1:$CPORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$BPORT
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$WORK/data
+metadata.log.dir=$WORK/data
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+group.initial.rebalance.delay.ms=0
+PROPS
+klass kafka.tools.StorageTool format -t "$CLUSTER_ID" -c "$WORK/server.properties"
+
+start_node
+# segment.ms=1000 and a pause between rounds roll a new segment at the next
+# append, so the fixture has several segments and rolled-segment producer
+# snapshots.
+klass org.apache.kafka.tools.TopicCommand --bootstrap-server "127.0.0.1:$BPORT" --create --topic "$TOPIC" \
+	--partitions 2 --replication-factor 1 --config segment.ms=1000
+produce 1
+sleep 2
+produce 2
+stop_node
+start_node # a restart re-elects the leader: a new leader epoch
+sleep 2
+produce 3
+stop_node
+
+rm -rf "$OUT"
+mkdir -p "$OUT"
+D=$WORK/data
+for p in 0 1; do
+	cp -a "$D/$TOPIC-$p" "$OUT/"
+done
+mkdir -p "$OUT/__cluster_metadata-0"
+cp -a "$D/__cluster_metadata-0/quorum-state" "$OUT/__cluster_metadata-0/"
+for f in recovery-point-offset-checkpoint replication-offset-checkpoint log-start-offset-checkpoint \
+	cleaner-offset-checkpoint meta.properties .kafka_cleanshutdown; do
+	[ -e "$D/$f" ] && cp -a "$D/$f" "$OUT/"
+done
+( cd "$OUT" && find . -type f | sort | xargs ls -l ) >&2
