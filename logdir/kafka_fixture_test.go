@@ -116,7 +116,6 @@ func TestLoadLogDirKafkaWrote(t *testing.T) {
 // also the metadata log dir (metadata.log.dir unset) loads only the topic
 // partitions.
 func TestLoadLogDirKafkaWroteSkipsMetadataLog(t *testing.T) {
-	t.Skip("mismatch: logdir's partitionDirs loads __cluster_metadata-0 as a topic partition and segment.Open writes an empty segment into it; Kafka's LogManager.loadLogs skips the metadata topic's directory")
 	dir := copyKafkaLogDir(t, true)
 	m := openManager(t, []string{dir}, fixtureNow)
 	if _, ok := m.Get(tp("__cluster_metadata", 0)); ok {

@@ -132,8 +132,14 @@ func (m *Manager) readDirState(d *logDir) (dirState, error) {
 	return st, nil
 }
 
+// MetadataTopic is KRaft's metadata log. Its directory may sit in a log
+// dir (Kafka's default metadata.log.dir is the first log dir); it is the
+// Raft layer's, not a partition this manager opens, checkpoints or
+// writes into (Kafka's LogManager.loadLogs skips it too).
+const MetadataTopic = "__cluster_metadata"
+
 // partitionDirs lists the partition directories of a log dir, removing
-// those left by a topic deletion.
+// those left by a topic deletion and skipping the metadata log's.
 func (m *Manager) partitionDirs(d *logDir) ([]string, error) {
 	entries, err := d.fs.ReadDir(d.path)
 	if err != nil {
@@ -151,7 +157,7 @@ func (m *Manager) partitionDirs(d *logDir) ([]string, error) {
 			}
 			continue
 		}
-		if tp := segment.ParseTopicPartition(name); tp.String() == name {
+		if tp := segment.ParseTopicPartition(name); tp.String() == name && tp.Topic != MetadataTopic {
 			out = append(out, name)
 		}
 	}

@@ -74,8 +74,13 @@ func EncodeCheckpoint(entries map[TopicPartition]int64) []byte {
 	return b.Bytes()
 }
 
-// DecodeCheckpoint parses Kafka's offset checkpoint text format.
+// DecodeCheckpoint parses Kafka's offset checkpoint text format. An empty
+// file holds no entries: Kafka 4 leaves cleaner-offset-checkpoint empty
+// until a log is cleaned, and its own reader takes it as none.
 func DecodeCheckpoint(data []byte) (map[TopicPartition]int64, error) {
+	if len(data) == 0 {
+		return map[TopicPartition]int64{}, nil
+	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	line := func() (string, bool) {
 		if !sc.Scan() {
