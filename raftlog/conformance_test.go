@@ -41,7 +41,7 @@ func (m *model) reopen() {
 			m.t.Fatalf("close: %v", err)
 		}
 	}
-	st, err := Open(m.dir, Options{FS: m.fs, SegmentBytes: 1024})
+	st, err := Open(m.dir, Options{FS: m.fs, SegmentBytes: 1024, Logger: quiet})
 	if err != nil {
 		m.t.Fatalf("open: %v", err)
 	}

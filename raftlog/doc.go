@@ -110,18 +110,24 @@
 //  2. The newest checkpoint is read; FirstIndex is the log start offset
 //     plus one, and the terms of the log's entries are read from their
 //     batch headers (their bodies are read only by Entries).
-//  3. If the snapshot is not in the log (past its end, or a different
+//  3. A tail that cannot be raft's, entries after a gap or of a lower
+//     term than the entry before them, is truncated: it is a segment that
+//     a truncation removed (TruncateTo renames it *.deleted) whose rename
+//     did not reach the disk before a crash.
+//  4. If the snapshot is not in the log (past its end, or a different
 //     term at its index), the ApplySnapshot that a crash interrupted is
 //     completed: the log restarts at the snapshot's index.
-//  4. A hard state whose commit index is past the last index is reported
+//  5. A hard state whose commit index is past the last index is reported
 //     as ErrCorrupt: the Ready loop persists entries before the hard state
 //     that commits them, so no crash produces it.
 //
-// A crash inside an Append that overwrites a conflicting suffix may leave
-// the log truncated at the conflict but without the new entries: the
-// removed entries were never committed (raft's leader completeness), so
-// this state is the one before the call with its uncommitted tail lost,
-// which raft tolerates as it tolerates an unflushed tail.
+// A crash inside an Append may leave a prefix of its entries (the log
+// keeps the whole batches before a torn one), and inside an Append that
+// overwrites a conflicting suffix, the log truncated at the conflict with
+// a prefix of the new entries. Neither was acknowledged, and the removed
+// entries were never committed (raft's leader completeness), so raft
+// tolerates both as it tolerates an unflushed tail. A call that returned
+// is never undone.
 //
 // # Concurrency
 //

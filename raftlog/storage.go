@@ -56,6 +56,8 @@ type Storage struct {
 	first uint64
 	// terms[k] is the term of index first+k; terms[0] is the dummy's.
 	terms []uint64
+	// chunk bounds one segment append: appendChunk or segment.bytes.
+	chunk int
 }
 
 var _ raft.Storage = (*Storage)(nil)
@@ -77,6 +79,7 @@ func Open(dir string, o Options) (*Storage, error) {
 	if o.SegmentBytes > 0 {
 		cfg.SegmentBytes = o.SegmentBytes
 	}
+	s.chunk = int(min(appendChunk, cfg.SegmentBytes))
 	log, err := segment.Open(dir, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("raftlog: open %s: %w", dir, err)
@@ -112,7 +115,11 @@ func (s *Storage) load() error {
 
 // scanTerms reads every batch header from the log start offset and
 // rebuilds first and terms. The dummy's term is the entry at the log
-// start offset's, or the checkpoint's when the log restarted there.
+// start offset's, or the checkpoint's when the log restarted there. A
+// tail that cannot be raft's (after a gap, or of a lower term than the
+// entry before it) is what an interrupted truncation left behind (a
+// removed segment whose rename or deletion did not reach the disk): it
+// is truncated away.
 func (s *Storage) scanTerms() error {
 	start, end := s.log.StartOffset(), s.log.EndOffset()
 	s.first, s.terms = uint64(start), []uint64{0}
@@ -135,8 +142,12 @@ func (s *Storage) scanTerms() error {
 		if len(buf) == 0 {
 			break
 		}
-		if off, err = s.scanBatches(buf); err != nil {
+		var stale bool
+		if off, stale, err = s.scanBatches(buf); err != nil {
 			return err
+		}
+		if stale {
+			return s.dropStaleTail()
 		}
 	}
 	if len(s.terms) == 0 {
@@ -145,34 +156,52 @@ func (s *Storage) scanTerms() error {
 	return nil
 }
 
+// dropStaleTail truncates the log after the entries scanned so far.
+func (s *Storage) dropStaleTail() error {
+	at := s.first + uint64(len(s.terms))
+	if err := s.log.TruncateTo(int64(at)); err != nil {
+		return fmt.Errorf("raftlog: drop stale entries of %s from %d: %w", s.dir, at, err)
+	}
+	return nil
+}
+
 // scanBatches appends the terms of the batches in buf and returns the
-// offset after them.
-func (s *Storage) scanBatches(buf []byte) (int64, error) {
-	var next int64
+// offset after them, or stale when it met a batch that cannot follow.
+func (s *Storage) scanBatches(buf []byte) (next int64, stale bool, err error) {
 	for p := 0; p < len(buf); {
 		h, err := record.ParseHeader(buf[p:])
 		if err != nil {
-			return 0, fmt.Errorf("raftlog: %s at byte %d: %w", s.dir, p, err)
+			return 0, false, fmt.Errorf("raftlog: %s at byte %d: %w", s.dir, p, err)
 		}
-		idx, term := uint64(h.BaseOffset), uint64(h.PartitionLeaderEpoch)
-		want := s.first + uint64(len(s.terms))
-		if len(s.terms) == 0 {
-			want = s.first
-		}
-		switch {
-		case h.LastOffsetDelta != 0:
-			return 0, fmt.Errorf("%w: %s: batch at %d holds %d entries", ErrCorrupt, s.dir, idx, h.LastOffsetDelta+1)
-		case len(s.terms) == 1 && idx == s.first: // the dummy is also in the log
-			s.terms[0] = term
-		case idx == want:
-			s.terms = append(s.terms, term)
-		default:
-			return 0, fmt.Errorf("%w: %s: entry %d, want %d", ErrCorrupt, s.dir, idx, want)
+		if stale, err := s.scanBatch(h); stale || err != nil {
+			return 0, stale, err
 		}
 		next = h.NextOffset()
 		p += int(h.Size())
 	}
-	return next, nil
+	return next, false, nil
+}
+
+// scanBatch adds the term of the one-entry batch h.
+func (s *Storage) scanBatch(h record.BatchHeader) (stale bool, err error) {
+	idx, term := uint64(h.BaseOffset), uint64(h.PartitionLeaderEpoch)
+	want := s.first + uint64(len(s.terms))
+	if len(s.terms) == 0 {
+		want = s.first
+	}
+	switch {
+	case h.LastOffsetDelta != 0:
+		return false, fmt.Errorf("%w: %s: batch at %d holds %d entries", ErrCorrupt, s.dir, idx, h.LastOffsetDelta+1)
+	case len(s.terms) == 1 && idx == s.first: // the dummy is also in the log
+		s.terms[0] = term
+	case idx > want && len(s.terms) > 0, idx == want && len(s.terms) > 0 && term < s.terms[len(s.terms)-1]:
+		return true, nil
+	case idx == want:
+		s.terms = append(s.terms, term)
+	default:
+		return false, fmt.Errorf("%w: %s: entry %d, want %d", ErrCorrupt, s.dir, idx, want)
+	}
+	return false, nil
 }
 
 // finishApplySnapshot completes an ApplySnapshot that a crash cut

@@ -11,8 +11,7 @@ import (
 	"github.com/varve/varve/segment"
 )
 
-// appendChunk bounds the bytes handed to one segment append, well under
-// segment.bytes.
+// appendChunk bounds the bytes handed to one segment append.
 const appendChunk = 1 << 20
 
 // Append stores entries, which must be contiguous, as raft's
@@ -47,26 +46,36 @@ func (s *Storage) Append(entries []*raftpb.Entry) error {
 	return s.appendEntries(entries)
 }
 
-// appendEntries writes entries, one batch each, past the log's end.
-// REQUIRES mu.
+// appendEntries writes entries, one batch each, past the log's end, in
+// appends of at most s.chunk bytes (a segment append must fit a
+// segment). REQUIRES mu.
 func (s *Storage) appendEntries(entries []*raftpb.Entry) error {
 	ts := s.now().UnixMilli()
 	var buf []byte
 	from := 0
 	for i, e := range entries {
+		mark := len(buf)
 		var err error
 		if buf, err = encodeEntry(buf, e, ts); err != nil {
 			return err
 		}
-		if len(buf) >= appendChunk || i == len(entries)-1 {
-			if _, err := s.log.AppendReplicated(buf); err != nil {
-				return fmt.Errorf("raftlog: append %s entries %d-%d: %w", s.dir, entries[from].GetIndex(), e.GetIndex(), err)
+		if len(buf) > s.chunk && mark > 0 { // write what came before e
+			if err := s.appendBatches(buf[:mark], entries[from:i]); err != nil {
+				return err
 			}
-			for _, done := range entries[from : i+1] {
-				s.terms = append(s.terms, done.GetTerm())
-			}
-			buf, from = buf[:0], i+1
+			buf, from = append(buf[:0], buf[mark:]...), i
 		}
+	}
+	return s.appendBatches(buf, entries[from:])
+}
+
+// appendBatches appends the encoded batches of entries. REQUIRES mu.
+func (s *Storage) appendBatches(buf []byte, entries []*raftpb.Entry) error {
+	if _, err := s.log.AppendReplicated(buf); err != nil {
+		return fmt.Errorf("raftlog: append %s entries %d-%d: %w", s.dir, entries[0].GetIndex(), entries[len(entries)-1].GetIndex(), err)
+	}
+	for _, e := range entries {
+		s.terms = append(s.terms, e.GetTerm())
 	}
 	return nil
 }
