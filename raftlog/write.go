@@ -2,6 +2,7 @@ package raftlog
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 
 	"go.etcd.io/raft/v3"
@@ -22,6 +23,9 @@ const appendChunk = 1 << 20
 func (s *Storage) Append(entries []*raftpb.Entry) error {
 	if len(entries) == 0 {
 		return nil
+	}
+	if err := checkContiguous(entries); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -44,6 +48,23 @@ func (s *Storage) Append(entries []*raftpb.Entry) error {
 		return fmt.Errorf("raftlog: missing log entry [last: %d, append at: %d]", s.lastIndex(), entries[0].GetIndex())
 	}
 	return s.appendEntries(entries)
+}
+
+// checkContiguous rejects, before anything is truncated or written,
+// entries whose index or term a batch cannot hold, and entries whose
+// indexes are not consecutive or whose terms decrease: the log would hold
+// a gap that Open takes for the leftovers of an interrupted truncation.
+func checkContiguous(entries []*raftpb.Entry) error {
+	if last := entries[len(entries)-1]; last.GetTerm() > math.MaxInt32 || last.GetIndex() >= math.MaxInt64 {
+		return fmt.Errorf("raftlog: entry %d/%d does not fit a Kafka offset and partition leader epoch (int32)", last.GetIndex(), last.GetTerm())
+	}
+	for i := 1; i < len(entries); i++ {
+		prev, e := entries[i-1], entries[i]
+		if e.GetIndex() != prev.GetIndex()+1 || e.GetTerm() < prev.GetTerm() {
+			return fmt.Errorf("raftlog: entry %d/%d cannot follow %d/%d", e.GetIndex(), e.GetTerm(), prev.GetIndex(), prev.GetTerm())
+		}
+	}
+	return nil
 }
 
 // appendEntries writes entries, one batch each, past the log's end, in
