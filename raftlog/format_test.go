@@ -122,7 +122,7 @@ func TestAppendRejects(t *testing.T) {
 	if last, _ := st.LastIndex(); last != 3 {
 		t.Errorf("last index %d after a refused overwrite, want 3", last)
 	}
-	if err := st.Append(ents(2, 3, 1)); err == nil {
+	if err := st.Append(ents(5, 6, 1)); err == nil {
 		t.Error("an append past the last index + 1 accepted")
 	}
 }
