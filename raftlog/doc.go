@@ -113,13 +113,17 @@
 //  3. A tail that cannot be raft's, entries after a gap or of a lower
 //     term than the entry before them, is truncated: it is a segment that
 //     a truncation removed (TruncateTo renames it *.deleted) whose rename
-//     did not reach the disk before a crash.
+//     did not reach the disk before a crash. (A stale segment that
+//     overlaps the offsets of a newer one is not repaired: Open reports
+//     ErrCorrupt.) TestOpenDropsStaleTail.
 //  4. If the snapshot is not in the log (past its end, or a different
 //     term at its index), the ApplySnapshot that a crash interrupted is
 //     completed: the log restarts at the snapshot's index.
+//     TestCrash/apply_snapshot.
 //  5. A hard state whose commit index is past the last index is reported
 //     as ErrCorrupt: the Ready loop persists entries before the hard state
 //     that commits them, so no crash produces it.
+//     TestOpenRejectsCommitPastLog.
 //
 // A crash inside an Append may leave a prefix of its entries (the log
 // keeps the whole batches before a torn one), and inside an Append that
