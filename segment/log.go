@@ -335,7 +335,7 @@ func (l *Log) roll(firstOffset int64) error {
 	}
 	l.setSegments(append(next, s))
 	if old.Size() == 0 {
-		l.scheduleDelete(old)
+		l.scheduleDelete(old) // empty: were it to come back, recovery would drop it
 	}
 	l.dirDirty.Store(true)
 	if old.Size() > 0 {
@@ -685,11 +685,13 @@ func (l *Log) flushSealed(s *Segment) {
 // scheduleDelete renames a removed segment's files to *.deleted and
 // deletes them after file.delete.delay.ms, so that reads in progress on
 // them finish. REQUIRES mu.
-func (l *Log) scheduleDelete(s *Segment) {
-	if err := s.renameTo(DeletedSuffix); err != nil {
+func (l *Log) scheduleDelete(s *Segment) error {
+	err := s.renameTo(DeletedSuffix)
+	if err != nil {
 		l.cfg.Logger.Warn("rename of removed segment failed", "segment", s.Path(), "err", err)
 	}
 	l.deleteLater(s)
+	return err
 }
 
 // deleteLater deletes s's files after file.delete.delay.ms.

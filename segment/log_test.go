@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -609,4 +610,41 @@ func TestAppendWithEpochStampsTheLeaderEpoch(t *testing.T) {
 	if len(epochs) != 3 || epochs[0] != 7 || epochs[1] != 7 || epochs[2] == 7 {
 		t.Fatalf("leader epochs %v, want [7 7 <producer's>]", epochs)
 	}
+}
+
+// A segment truncated away must not keep its name: recovery would bring
+// its records back (divergent records, for a follower that truncated
+// after a leader change). When the rename fails, the truncation fails
+// and the log stops taking appends until it is reopened.
+func TestTruncateToFailsWhenARemovedSegmentKeepsItsName(t *testing.T) {
+	fs := &failDeletedRenames{FaultFS: segmenttest.NewFaultFS()}
+	cfg := segment.DefaultConfig()
+	cfg.FS, cfg.SegmentBytes = fs, 200
+	l := open(t, t.TempDir(), cfg)
+	defer l.Close()
+	appendN(t, l, 6, 1, 100, 1) // a segment per batch or two
+	if n := len(l.Segments()); n < 3 {
+		t.Fatalf("%d segments, want at least 3", n)
+	}
+	fs.fail.Store(true) // renames to *.deleted fail from here on, nothing else
+	if err := l.TruncateTo(1); !errors.Is(err, segmenttest.ErrInjected) {
+		t.Fatalf("truncate with failing renames: %v, want the rename's error", err)
+	}
+	fs.fail.Store(false)
+	if _, err := l.Append(segmenttest.Batch(t, 1, 10, 9, 0)); !errors.Is(err, segment.ErrLogFailed) {
+		t.Fatalf("append after a failed truncation: %v, want ErrLogFailed", err)
+	}
+}
+
+// failDeletedRenames fails only the renames that retire a segment.
+type failDeletedRenames struct {
+	*segmenttest.FaultFS
+	fail atomic.Bool
+}
+
+func (f *failDeletedRenames) Rename(oldpath, newpath string) error {
+	if f.fail.Load() && strings.HasSuffix(newpath, segment.DeletedSuffix) {
+		return segmenttest.ErrInjected
+	}
+	return f.FaultFS.Rename(oldpath, newpath)
 }

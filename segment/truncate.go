@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"errors"
 	"fmt"
 )
 
@@ -39,8 +40,15 @@ func (l *Log) TruncateTo(offset int64) error {
 		return l.fail(err)
 	}
 	l.setSegments(append([]*Segment(nil), segs[:keep+1]...))
-	for _, gone := range segs[keep+1:] { // after readers moved off them
-		l.scheduleDelete(gone)
+	// After readers moved off them. A segment truncated away that keeps
+	// its name would come back at the next recovery with the records the
+	// truncation removed (divergent data, for a follower): the log stops.
+	var renameErr error
+	for _, gone := range segs[keep+1:] {
+		renameErr = errors.Join(renameErr, l.scheduleDelete(gone))
+	}
+	if renameErr != nil {
+		return l.fail(renameErr)
 	}
 	end := s.NextOffset()
 	l.end.Store(end)
@@ -78,7 +86,8 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	// Renamed first: the new segment may take one's name.
 	for _, s := range old {
 		if err := s.renameTo(DeletedSuffix); err != nil {
-			l.cfg.Logger.Warn("rename of removed segment failed", "segment", s.Path(), "err", err)
+			// Kept under its name, it would come back at the next recovery.
+			return l.fail(fmt.Errorf("rename removed segment %s: %w", s.Path(), err))
 		}
 	}
 	s, err := createSegment(l.dir, offset, &l.cfg, "")
@@ -162,7 +171,7 @@ func (l *Log) DeleteSegmentsBefore(offset int64) ([]SegmentInfo, error) {
 	l.setSegments(append([]*Segment(nil), segs[n:]...))
 	l.start.Store(max(l.start.Load(), segs[n].base))
 	for _, s := range segs[:n] { // after readers moved off them
-		l.scheduleDelete(s)
+		l.scheduleDelete(s) // were one to come back, the start offset hides it
 	}
 	l.deleteSegmentSnapshots(removed)
 	return removed, l.checkpointStartLocked()
