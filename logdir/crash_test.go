@@ -32,7 +32,7 @@ func TestCheckpointWriteCrashAtEveryStep(t *testing.T) {
 		}
 		fault := segmenttest.NewFaultFS()
 		fs := newStepFS(fault, crashAt)
-		err := logdir.WriteFileAtomic(fs, path, segment.EncodeCheckpoint(newCP))
+		err := segment.WriteFileAtomic(fs, path, segment.EncodeCheckpoint(newCP))
 		if err == nil {
 			seen = fs.steps
 			if err := fault.Crash(); err != nil {
@@ -55,7 +55,7 @@ func TestCheckpointWriteCrashAtEveryStep(t *testing.T) {
 			t.Fatalf("crash at step %d: checkpoint %v is neither the old nor the new", crashAt, got)
 		}
 		// The next write after a restart replaces whatever was left.
-		if err := logdir.WriteFileAtomic(nil, path, segment.EncodeCheckpoint(newCP)); err != nil {
+		if err := segment.WriteFileAtomic(nil, path, segment.EncodeCheckpoint(newCP)); err != nil {
 			t.Fatalf("write after a crash at step %d: %v", crashAt, err)
 		}
 		checkCheckpoint(t, path, newCP)

@@ -10,9 +10,6 @@ import (
 	"github.com/varve/varve/segment"
 )
 
-// cleanShutdownMarker is the content Kafka writes into .kafka_cleanshutdown.
-const cleanShutdownMarker = `{"version":0,"brokerEpoch":0}`
-
 // probeFile is the file the probe of an offline directory writes, syncs
 // and removes.
 const probeFile = ".varve-dir-probe"
@@ -71,7 +68,7 @@ func (d *logDir) fail(err error) error {
 
 // writeMarker writes the clean-shutdown marker.
 func (d *logDir) writeMarker() error {
-	return WriteFileAtomic(d.fs, filepath.Join(d.path, segment.CleanShutdownFile), []byte(cleanShutdownMarker))
+	return segment.WriteCleanShutdown(d.fs, d.path)
 }
 
 // probe writes, fsyncs and removes a small file directly on the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -175,11 +176,7 @@ func (m *Manager) publish(change func(logMap)) {
 
 // REQUIRES m.mu.
 func (m *Manager) publishLocked(change func(logMap)) {
-	old := *m.logs.Load()
-	next := make(logMap, len(old)+1)
-	for k, v := range old {
-		next[k] = v
-	}
+	next := maps.Clone(*m.logs.Load())
 	change(next)
 	m.logs.Store(&next)
 }

@@ -38,7 +38,7 @@ func ParseTopicID(s string) (TopicID, error) {
 //	version: 0
 //	topic_id: <id>
 func writePartitionMetadata(fsys segment.FS, dir string, id TopicID) error {
-	return WriteFileAtomic(fsys, filepath.Join(dir, PartitionMetadataFile), encodePartitionMetadata(id))
+	return segment.WriteFileAtomic(fsys, filepath.Join(dir, PartitionMetadataFile), encodePartitionMetadata(id))
 }
 
 // encodePartitionMetadata is partition.metadata's content for id.
@@ -87,15 +87,4 @@ func ParsePartitionMetadata(data []byte) (TopicID, error) {
 		return TopicID{}, fmt.Errorf("partition metadata: no topic_id line: %q", lines[1])
 	}
 	return ParseTopicID(strings.TrimSpace(id))
-}
-
-// WriteFileAtomic replaces path with data through fsys: write path.tmp,
-// fsync it, rename it over path, fsync the directory. After a crash at
-// any step path holds the old or the new content, never a mix. Every
-// durable file the broker writes goes through it (checkpoints, the
-// clean-shutdown marker, partition.metadata, the metadata file), so that
-// a fault-injecting fsys can cut each step. A nil fsys is the operating
-// system's.
-func WriteFileAtomic(fsys segment.FS, path string, data []byte) error {
-	return segment.WriteFileAtomic(fsys, path, data)
 }

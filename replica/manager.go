@@ -3,6 +3,7 @@ package replica
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -59,11 +60,7 @@ func Open(cfg logdir.Config) (*Manager, error) {
 // publish applies change to a copy of the partition map and publishes
 // it. REQUIRES m.mu.
 func (m *Manager) publishLocked(change func(partitionMap)) {
-	old := *m.parts.Load()
-	next := make(partitionMap, len(old)+1)
-	for k, v := range old {
-		next[k] = v
-	}
+	next := maps.Clone(*m.parts.Load())
 	change(next)
 	m.parts.Store(&next)
 }

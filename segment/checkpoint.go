@@ -155,7 +155,11 @@ func WriteCheckpoint(fsys FS, path string, entries map[TopicPartition]int64) err
 
 // WriteFileAtomic writes data to path through the temp-fsync-rename-fsync
 // sequence, so that after a crash path holds either the old or the new
-// content, never a mix.
+// content, never a mix. Every durable file Varve writes goes through it
+// (checkpoints, producer snapshots, the clean-shutdown marker,
+// partition.metadata, the metadata file, raft's quorum state), so that a
+// fault-injecting fsys can cut each step. A nil fsys is the operating
+// system's.
 func WriteFileAtomic(fsys FS, path string, data []byte) error {
 	if fsys == nil {
 		fsys = OSFS{}
@@ -180,6 +184,13 @@ func WriteFileAtomic(fsys FS, path string, data []byte) error {
 		return ioErr("rename", tmp, err)
 	}
 	return ioErr("fsync dir", filepath.Dir(path), fsys.SyncDir(filepath.Dir(path)))
+}
+
+// WriteCleanShutdown writes the clean-shutdown marker into dir (a log's
+// directory, or a log dir under a log manager), with the content Kafka
+// writes into .kafka_cleanshutdown.
+func WriteCleanShutdown(fsys FS, dir string) error {
+	return WriteFileAtomic(fsys, filepath.Join(dir, CleanShutdownFile), []byte(`{"version":0,"brokerEpoch":0}`))
 }
 
 // ReadFile reads a small file whole through fsys (the OS's when nil): the

@@ -787,7 +787,7 @@ func (l *Log) Close() error {
 	}
 	l.flushMu.Unlock()
 	if err == nil && l.werr.Load() == nil && l.cfg.Managed == nil {
-		err = WriteFileAtomic(l.cfg.FS, filepath.Join(l.dir, CleanShutdownFile), []byte(`{"version":0,"brokerEpoch":0}`))
+		err = WriteCleanShutdown(l.cfg.FS, l.dir)
 	}
 	return err
 }
