@@ -10,16 +10,24 @@ import (
 	"github.com/varve/varve/record"
 )
 
+// segmentsOf returns the bytes of each segment file of a partition
+// directory, skipping those the cleaner swapped away meanwhile.
+func segmentsOf(dir string) [][]byte {
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	var out [][]byte
+	for _, l := range logs {
+		if data, err := os.ReadFile(l); err == nil {
+			out = append(out, data)
+		}
+	}
+	return out
+}
+
 // countRecords counts the records in a partition directory's segments.
 func countRecords(t *testing.T, dir string) int {
 	t.Helper()
-	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 	n := 0
-	for _, l := range logs {
-		data, err := os.ReadFile(l)
-		if err != nil {
-			continue // swapped away by the cleaner meanwhile
-		}
+	for _, data := range segmentsOf(dir) {
 		for _, err := range record.Records(data) {
 			if err != nil {
 				break

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -21,13 +20,8 @@ import (
 // directory's segments.
 func emptyBatches(t *testing.T, dir string) int {
 	t.Helper()
-	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 	n := 0
-	for _, l := range logs {
-		data, err := os.ReadFile(l)
-		if err != nil {
-			continue // swapped away by the cleaner meanwhile
-		}
+	for _, data := range segmentsOf(dir) {
 		for p := 0; p < len(data); {
 			h, size, err := record.NextBatch(data[p:], len(data)-p)
 			if err != nil {
