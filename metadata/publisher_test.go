@@ -46,3 +46,39 @@ func TestPublisherReadersSeeWholeImages(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// A subscriber that takes Wait before Image sees every publish, and
+// publishes while it is busy coalesce into the newest image.
+func TestPublisherWait(t *testing.T) {
+	p := NewPublisher(New("c"))
+	ch := p.Wait()
+	select {
+	case <-ch:
+		t.Fatal("Wait fired before any Publish")
+	default:
+	}
+	if p.Wait() != ch {
+		t.Fatal("two waits before a publish got different channels")
+	}
+	img2, err := Apply(p.Image(), FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img3, err := Apply(img2, FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Publish(img2)
+	p.Publish(img3)
+	select {
+	case <-ch:
+	default:
+		t.Fatal("Wait did not fire after Publish")
+	}
+	if got := p.Image(); got != img3 {
+		t.Fatal("subscriber did not see the newest image")
+	}
+	if p.Wait() == ch {
+		t.Fatal("a fired channel was handed out again")
+	}
+}
