@@ -34,7 +34,7 @@ func serveInitProducerID(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(v
 		resp.ProducerID, resp.ProducerEpoch = req.ProducerID, req.ProducerEpoch+1
 		return resp
 	}
-	id, err := b.meta.nextProducerID()
+	id, err := b.nextProducerID()
 	if err != nil {
 		resp.ErrorCode = kerr.KafkaStorageError.Code
 		return resp

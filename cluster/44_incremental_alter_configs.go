@@ -72,6 +72,10 @@ func (b *Broker) alterTopicConfigs(topic string, ops []kmsg.IncrementalAlterConf
 	if validateOnly {
 		return nil
 	}
+	if b.ctrl != nil {
+		// Each node applies the change to its logs as its image shows it.
+		return b.forwardAlterConfigs(topic, t.ID, changes)
+	}
 	_, err = b.meta.change(func(cur *metadata.Image) ([]metadata.Record, error) {
 		tm, ok := cur.Topic(topic)
 		if !ok || tm.ID != t.ID {

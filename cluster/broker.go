@@ -36,6 +36,13 @@ type Broker struct {
 	groups       *groupCoordinator
 	purgatory    *replica.Purgatory // delayed fetches and acks=all produces
 
+	// In a cluster (controller.quorum.voters set) metadata changes go to
+	// the active controller through ctrl; nil on a single node, whose
+	// metadata file is its own. See controller_forward.go.
+	ctrl        controllerChannel
+	brokerEpoch func() int64 // this broker's registration epoch, for the controller
+	pids        controllerPIDs
+
 	mu       sync.Mutex
 	lis      []stdnet.Listener
 	stopping chan struct{}

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/varve/varve/group"
+	"github.com/varve/varve/metadata"
 	vnet "github.com/varve/varve/net"
 )
 
@@ -46,6 +47,11 @@ type groupCoordinator struct {
 type groupShard struct {
 	mu sync.Mutex
 	c  *group.Coordinator
+
+	// In a cluster: the leader epoch of the partition this node loaded
+	// as its leader, -1 while another node leads it. Only the
+	// follower goroutine touches it.
+	epoch int32
 }
 
 func (b *Broker) newGroupCoordinator() *groupCoordinator {
@@ -56,7 +62,7 @@ func (b *Broker) newGroupCoordinator() *groupCoordinator {
 	gc := &groupCoordinator{b: b, wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	cfg := b.groupConfig()
 	for p := 0; p < n; p++ {
-		gc.shards = append(gc.shards, &groupShard{c: group.New(int32(p), cfg, offsetsLog{b: b, partition: int32(p)})})
+		gc.shards = append(gc.shards, &groupShard{c: group.New(int32(p), cfg, offsetsLog{b: b, partition: int32(p)}), epoch: -1})
 	}
 	return gc
 }
@@ -83,6 +89,11 @@ func (l offsetsLog) Append(batch []byte) error {
 func (gc *groupCoordinator) start() {
 	gc.done.Add(1)
 	go gc.timerLoop()
+	if gc.b.ctrl != nil {
+		gc.done.Add(1)
+		go gc.followLeadership()
+		return
+	}
 	if _, ok := gc.b.meta.image().Topic(group.OffsetsTopic); !ok {
 		return // created on the first FindCoordinator for a group, as Kafka does
 	}
@@ -110,7 +121,10 @@ func (gc *groupCoordinator) load(s *groupShard) error {
 		return fmt.Errorf("%s-%d: %w", group.OffsetsTopic, p, err)
 	}
 	start := time.Now()
-	end := part.HighWatermark()
+	// To the log end, not the high watermark: a new leader's own log is
+	// the partition's from now on, and its high watermark may lag until
+	// its followers fetch again.
+	end := part.EndOffset()
 	for off := part.StartOffset(); off < end; {
 		if gc.stopping() {
 			return nil
@@ -155,10 +169,18 @@ func (gc *groupCoordinator) ensureTopic() error {
 		"segment.bytes":    strconv.Itoa(gc.b.cfg.OffsetsTopicSegmentBytes),
 		"compression.type": "producer",
 	}
-	// offsets.topic.replication.factor is capped at the live brokers: one.
-	_, err := gc.b.createTopic(topicSpec{name: group.OffsetsTopic, partitions: int32(len(gc.shards)), rf: 1, configs: configs})
+	// offsets.topic.replication.factor is capped at the live brokers
+	// (one, on a single node), as Kafka's docs advise for small clusters.
+	rf := int16(1)
+	if gc.b.ctrl != nil {
+		rf = int16(min(gc.b.cfg.OffsetsTopicReplicationFactor, max(liveBrokers(gc.b.meta.image()), 1)))
+	}
+	_, err := gc.b.createTopic(topicSpec{name: group.OffsetsTopic, partitions: int32(len(gc.shards)), rf: rf, configs: configs})
 	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		return err
+	}
+	if gc.b.ctrl != nil {
+		return nil // followLeadership loads the partitions this node leads
 	}
 	now := time.Now()
 	for _, s := range gc.shards {
@@ -282,4 +304,67 @@ func clientHost(r *vnet.Request) string {
 		return "/" + r.Conn.Remote.String()
 	}
 	return ""
+}
+
+// followLeadership makes this node the coordinator of exactly the
+// __consumer_offsets partitions it leads, as the metadata image says:
+// Kafka's GroupCoordinator.onElection (load the partition, answering
+// COORDINATOR_LOAD_IN_PROGRESS meanwhile) and onResignation (unload it:
+// parked joins get NOT_COORDINATOR, clients find the new coordinator).
+func (gc *groupCoordinator) followLeadership() {
+	defer gc.done.Done()
+	pub := gc.b.meta.pub
+	for {
+		ch := pub.Wait()
+		gc.follow(pub.Image())
+		select {
+		case <-ch:
+		case <-gc.stop:
+			return
+		}
+	}
+}
+
+func (gc *groupCoordinator) follow(img *metadata.Image) {
+	t, ok := img.Topic(group.OffsetsTopic)
+	for i, s := range gc.shards {
+		leader, epoch := metadata.NoLeader, int32(-1)
+		if ok && i < len(t.Partitions) {
+			leader, epoch = t.Partitions[i].Leader, t.Partitions[i].LeaderEpoch
+		}
+		switch {
+		case leader == gc.b.nodeID && s.epoch != epoch:
+			s.epoch = epoch
+			if _, err := gc.b.partition(group.OffsetsTopic, int32(i)); err != nil {
+				s.epoch = -1 // the replica manager has not opened it yet: the next image retries
+				continue
+			}
+			s.do(func(c *group.Coordinator) { c.BeginLoad() })
+			gc.done.Add(1)
+			go func() {
+				defer gc.done.Done()
+				if err := gc.load(s); err != nil && !gc.stopping() {
+					gc.b.log.Error("loading a __consumer_offsets partition failed; its groups are unavailable", "partition", i, "err", err)
+				}
+			}()
+		case leader != gc.b.nodeID && s.epoch != -1:
+			s.epoch = -1
+			s.do(func(c *group.Coordinator) {
+				c.Stop()
+				s.c = group.New(int32(i), gc.b.groupConfig(), offsetsLog{b: gc.b, partition: int32(i)})
+			})
+			gc.b.log.Info("no longer the group coordinator of a __consumer_offsets partition", "partition", i, "leader", leader)
+		}
+	}
+}
+
+// liveBrokers counts the registered, unfenced brokers.
+func liveBrokers(img *metadata.Image) int {
+	n := 0
+	for _, br := range img.Brokers() {
+		if !br.Fenced {
+			n++
+		}
+	}
+	return n
 }

@@ -94,7 +94,10 @@ func (b *Broker) checkTopic(s *topicSpec) error {
 	if s.partitions < 1 || s.partitions > maxPartitionsPerTopic {
 		return fmt.Errorf("%w: %d partitions, this node allows 1 to %d per topic", kerr.InvalidPartitions, s.partitions, maxPartitionsPerTopic)
 	}
-	if s.rf != 1 {
+	switch {
+	case b.ctrl != nil && s.rf < 1:
+		return kerr.InvalidReplicationFactor
+	case b.ctrl == nil && s.rf != 1:
 		// One node: a replication factor above 1 cannot be placed.
 		return kerr.InvalidReplicationFactor
 	}
@@ -126,6 +129,9 @@ func (b *Broker) createTopics(specs []topicSpec, validateOnly bool, q quotaCheck
 			adding += specs[i].partitions
 			errs[i] = b.checkFileLimit(adding) // refused before anything is written
 		}
+	}
+	if b.ctrl != nil {
+		return b.forwardCreateTopics(specs, errs, validateOnly, q), errs
 	}
 	if validateOnly {
 		img := b.meta.image()
@@ -213,6 +219,10 @@ func (b *Broker) deleteTopics(names []string, q quotaCheck) []error {
 	if len(gone) == 0 {
 		return errs
 	}
+	if b.ctrl != nil {
+		b.forwardDeleteTopics(names, errs)
+		return errs
+	}
 	if err := b.meta.removeTopics(gone); err != nil {
 		for i := range names {
 			if seen[names[i]] {
@@ -275,6 +285,14 @@ func (b *Broker) addPartitions(name string, count int32, validateOnly bool, q qu
 		return fmt.Errorf("%w: %d partitions, this node allows at most %d per topic", kerr.InvalidPartitions, count, maxPartitionsPerTopic)
 	case count == n:
 		return fmt.Errorf("%w: topic already has %d partitions", kerr.InvalidPartitions, count)
+	}
+	if b.ctrl != nil {
+		if !validateOnly {
+			if err := q.admit(count - n); err != nil {
+				return err
+			}
+		}
+		return b.forwardCreatePartitions(name, count, validateOnly)
 	}
 	if err := b.checkFileLimit(count - n); err != nil || validateOnly {
 		return err
