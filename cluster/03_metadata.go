@@ -24,6 +24,7 @@ package cluster
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -45,7 +46,7 @@ func serveMetadata(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Re
 	if !all && b.cfg.AutoCreateTopicsEnable && (r.Version < 4 || req.AllowAutoTopicCreation) {
 		img, failed = b.autoCreate(req.Topics)
 	}
-	resp.Brokers, resp.ControllerID = metadataBrokers(img)
+	resp.Brokers, resp.ControllerID = metadataBrokers(img, b.listenerName())
 	cid := img.ClusterID()
 	resp.ClusterID = &cid
 	if all {
@@ -60,15 +61,16 @@ func serveMetadata(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Re
 	return resp
 }
 
-func metadataBrokers(img *metadata.Image) ([]kmsg.MetadataResponseBroker, int32) {
+func metadataBrokers(img *metadata.Image, listener string) ([]kmsg.MetadataResponseBroker, int32) {
 	var out []kmsg.MetadataResponseBroker
 	controller := int32(-1)
 	for _, br := range img.Brokers() {
-		if br.Fenced || len(br.Endpoints) == 0 {
+		e, ok := endpointOf(br, listener)
+		if br.Fenced || !ok {
 			continue
 		}
 		mb := kmsg.NewMetadataResponseBroker()
-		mb.NodeID, mb.Host, mb.Port = br.ID, br.Endpoints[0].Host, br.Endpoints[0].Port
+		mb.NodeID, mb.Host, mb.Port = br.ID, e.Host, e.Port
 		if br.Rack != "" {
 			rack := br.Rack
 			mb.Rack = &rack
@@ -159,4 +161,36 @@ func metadataTopic(t *metadata.Topic) kmsg.MetadataResponseTopic {
 		mt.Partitions = append(mt.Partitions, mp)
 	}
 	return mt
+}
+
+// endpointOf is the endpoint of br that clients of listener use: Kafka
+// answers with each broker's endpoint on the listener the request came
+// in on, so that brokers with several listeners (internal and external
+// addresses) point every client at addresses it can reach. A broker
+// without that listener is reached at its first endpoint.
+func endpointOf(br *metadata.Broker, listener string) (metadata.Endpoint, bool) {
+	for _, e := range br.Endpoints {
+		if e.Listener == listener {
+			return e, true
+		}
+	}
+	if len(br.Endpoints) == 0 {
+		return metadata.Endpoint{}, false
+	}
+	return br.Endpoints[0], true
+}
+
+// listenerName is the listener this broker serves clients on: its
+// first advertised listener that is not a controller listener.
+func (b *Broker) listenerName() string {
+	ls := b.cfg.AdvertisedListeners
+	if len(ls) == 0 {
+		ls = b.cfg.Listeners
+	}
+	for _, l := range ls {
+		if !slices.Contains(b.cfg.ControllerListenerNames, l.Name) {
+			return l.Name
+		}
+	}
+	return ""
 }

@@ -41,7 +41,7 @@ func serveFindCoordinator(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(
 		c.Key, c.ErrorCode = k, code
 		c.NodeID, c.Host, c.Port = -1, "", -1
 		if code == 0 {
-			c.NodeID, c.Host, c.Port, c.ErrorCode = coordinatorFor(img, req.CoordinatorType, k, b.nodeID)
+			c.NodeID, c.Host, c.Port, c.ErrorCode = coordinatorFor(img, req.CoordinatorType, k, b.nodeID, b.listenerName())
 		}
 		resp.Coordinators = append(resp.Coordinators, c)
 	}
@@ -56,7 +56,7 @@ func serveFindCoordinator(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(
 // coordinatorFor finds the broker coordinating a key: for a group, the
 // leader of its __consumer_offsets partition (Kafka's partitionFor); for
 // a transaction, this node until a transaction coordinator exists.
-func coordinatorFor(img *metadata.Image, typ int8, key string, self int32) (int32, string, int32, int16) {
+func coordinatorFor(img *metadata.Image, typ int8, key string, self int32, listener string) (int32, string, int32, int16) {
 	node := self
 	if typ == 0 {
 		t, ok := img.Topic(group.OffsetsTopic)
@@ -66,8 +66,12 @@ func coordinatorFor(img *metadata.Image, typ int8, key string, self int32) (int3
 		node = t.Partitions[group.PartitionFor(key, len(t.Partitions))].Leader
 	}
 	br, ok := img.Broker(node)
-	if !ok || br.Fenced || len(br.Endpoints) == 0 {
+	if !ok || br.Fenced {
 		return -1, "", -1, kerr.CoordinatorNotAvailable.Code
 	}
-	return br.ID, br.Endpoints[0].Host, br.Endpoints[0].Port, 0
+	e, ok := endpointOf(br, listener)
+	if !ok {
+		return -1, "", -1, kerr.CoordinatorNotAvailable.Code
+	}
+	return br.ID, e.Host, e.Port, 0
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	stdnet "net"
+	"slices"
 	"sync"
 	"time"
 
@@ -108,10 +109,23 @@ func advertised(cfg *config.Broker) (string, int32, error) {
 	if len(ls) == 0 {
 		ls = cfg.Listeners
 	}
+	ls = brokerListeners(cfg, ls)
 	if len(ls) == 0 {
 		return "", 0, errors.New("no listeners configured")
 	}
 	return ls[0].Host, int32(ls[0].Port), nil
+}
+
+// brokerListeners leaves out the controller listeners: the controller
+// quorum serves those (package quorum), the broker the rest.
+func brokerListeners(cfg *config.Broker, ls []config.Listener) []config.Listener {
+	var out []config.Listener
+	for _, l := range ls {
+		if !slices.Contains(cfg.ControllerListenerNames, l.Name) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // Start listens on every configured listener and serves until Shutdown.
@@ -119,7 +133,7 @@ func (b *Broker) Start() error {
 	b.groups.start()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, l := range b.cfg.Listeners {
+	for _, l := range brokerListeners(b.cfg, b.cfg.Listeners) {
 		ln, err := stdnet.Listen("tcp", stdnet.JoinHostPort(l.Host, fmt.Sprint(l.Port)))
 		if err != nil {
 			return fmt.Errorf("listener %s: %w", l, err)

@@ -308,7 +308,8 @@ func (b *Broker) registration() metadata.RegisterBrokerRecord {
 	if len(ls) == 0 {
 		ls = b.cfg.Listeners
 	}
-	for i, l := range ls {
+	// A broker registers its broker listeners only, as Kafka's do.
+	for i, l := range brokerListeners(b.cfg, ls) {
 		e := metadata.Endpoint{Listener: l.Name, Host: l.Host, Port: int32(l.Port)}
 		e.SecurityProtocol, _ = b.cfg.SecurityProtocol(l.Name)
 		if i == 0 {
