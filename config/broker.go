@@ -33,6 +33,13 @@ type Broker struct {
 	BrokerSessionTimeoutMs           Millis        // broker.session.timeout.ms
 	QuorumElectionTimeoutMs          Millis        // controller.quorum.election.timeout.ms
 	QuorumFetchTimeoutMs             Millis        // controller.quorum.fetch.timeout.ms
+	QuorumRequestTimeoutMs           Millis        // controller.quorum.request.timeout.ms
+	QuorumRetryBackoffMs             Millis        // controller.quorum.retry.backoff.ms
+	MetadataLogDir                   string        // metadata.log.dir (default: the first of log.dirs)
+	BrokerRack                       string        // broker.rack
+
+	MetadataLogMaxSnapshotIntervalMs          int64 // metadata.log.max.snapshot.interval.ms
+	MetadataLogMaxRecordBytesBetweenSnapshots int64 // metadata.log.max.record.bytes.between.snapshots
 
 	// Listeners.
 	Listeners                   []Listener        // listeners
@@ -118,6 +125,7 @@ type Broker struct {
 	UncleanLeaderElectionEnable              bool   // unclean.leader.election.enable
 	AutoLeaderRebalanceEnable                bool   // auto.leader.rebalance.enable
 	LeaderImbalanceCheckIntervalSeconds      int64  // leader.imbalance.check.interval.seconds
+	LeaderImbalancePerBrokerPercentage       int    // leader.imbalance.per.broker.percentage
 
 	// Group coordinator and committed offsets.
 	OffsetsTopicNumPartitions       int    // offsets.topic.num.partitions

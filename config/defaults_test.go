@@ -21,7 +21,7 @@ var kafkaDefaults = map[string]string{
 	"controller.quorum.election.timeout.ms": "1000", "controller.quorum.fetch.timeout.ms": "2000",
 	"controller.quorum.election.backoff.max.ms": "1000", "controller.quorum.append.linger.ms": "25",
 	"controller.quorum.request.timeout.ms": "2000", "controller.quorum.retry.backoff.ms": "20",
-	"metadata.log.dir": "", "metadata.log.max.record.bytes.between.snapshots": "20971520",
+	"metadata.log.dir": "", "broker.rack": "", "metadata.log.max.record.bytes.between.snapshots": "20971520",
 	"metadata.log.max.snapshot.interval.ms": "3600000",
 
 	"listeners": "PLAINTEXT://:9092", "advertised.listeners": "PLAINTEXT://:9092",

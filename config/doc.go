@@ -116,6 +116,7 @@
 //	background.threads                               10                           (accepted)
 //	broker.heartbeat.interval.ms                     2000
 //	broker.id                                        null                         (Kafka: -1 (then node.id); alias of node.id; if both are given they must be equal)
+//	broker.rack                                      null
 //	broker.session.timeout.ms                        9000
 //	cluster.id                                       null                         (Kafka keeps it in meta.properties (kafka-storage.sh format -t))
 //	compression.gzip.level                           -1                           (accepted)
@@ -130,8 +131,8 @@
 //	controller.quorum.election.backoff.max.ms        1000                         (accepted)
 //	controller.quorum.election.timeout.ms            1000
 //	controller.quorum.fetch.timeout.ms               2000
-//	controller.quorum.request.timeout.ms             2000                         (accepted)
-//	controller.quorum.retry.backoff.ms               20                           (accepted)
+//	controller.quorum.request.timeout.ms             2000
+//	controller.quorum.retry.backoff.ms               20
 //	controller.quorum.voters                         ""
 //	controller.quota.window.num                      11
 //	controller.quota.window.size.seconds             1
@@ -149,7 +150,7 @@
 //	group.min.session.timeout.ms                     6000
 //	inter.broker.listener.name                       null                         (unset: the listener named after security.inter.broker.protocol)
 //	leader.imbalance.check.interval.seconds          300
-//	leader.imbalance.per.broker.percentage           10                           (accepted)
+//	leader.imbalance.per.broker.percentage           10
 //	listener.security.protocol.map                   SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT
 //	listeners                                        PLAINTEXT://127.0.0.1:9092   (Kafka: PLAINTEXT://:9092; loopback by default: a node someone starts to try Varve is not reachable from the network until they say so)
 //	log.cleaner.backoff.ms                           15000
@@ -196,9 +197,9 @@
 //	max.connections.per.ip                           2147483647
 //	max.connections.per.ip.overrides                 ""
 //	message.max.bytes                                1048588
-//	metadata.log.dir                                 null                         (accepted)
-//	metadata.log.max.record.bytes.between.snapshots  20971520                     (accepted)
-//	metadata.log.max.snapshot.interval.ms            3600000                      (accepted)
+//	metadata.log.dir                                 null
+//	metadata.log.max.record.bytes.between.snapshots  20971520
+//	metadata.log.max.snapshot.interval.ms            3600000
 //	min.insync.replicas                              1
 //	node.id                                          1                            (Kafka: none (required))
 //	num.io.threads                                   8
