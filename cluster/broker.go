@@ -235,3 +235,6 @@ func (b *Broker) Serve(r *vnet.Request, respond func(vnet.Response)) {
 func bytesResponse(body []byte) vnet.Response {
 	return vnet.Response{Parts: []vnet.Part{{Bytes: body}}}
 }
+
+// NodeID is node.id.
+func (b *Broker) NodeID() int32 { return b.nodeID }
