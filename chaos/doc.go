@@ -6,9 +6,11 @@
 // It is a top-level package, not one under experiments/internal,
 // because its users live in several places: the single-node test here,
 // cluster tests that run three nodes, and the fault experiments under
-// experiments/. It imports nothing of Varve's: it talks to brokers only
-// through the Kafka protocol (franz-go) and to their processes through
-// signals, so it tests Varve as any Kafka client would see it.
+// experiments/. Of Varve's packages it imports only internal/localcluster,
+// which writes nodes' properties and runs their processes: it talks to
+// brokers only through the Kafka protocol (franz-go) and to their
+// processes through signals, so it tests Varve as any Kafka client
+// would see it.
 //
 // # History
 //
@@ -59,7 +61,24 @@
 // (SIGSTOP, then SIGCONT) and Restart (SIGTERM, then start) act on a
 // Node; network cuts are a NetCut function the cluster harness supplies.
 // Proc is a Node for a `varve server` child process with a fixed data
-// directory and listener, so that it comes back where clients expect it.
+// directory and listener, so that it comes back where clients expect it;
+// a localcluster.Node is one too.
+//
+// # Network partitions
+//
+// A test that cuts links runs in a private network namespace:
+// EnterNetns re-runs the test alone in a child of the test binary in a
+// new namespace (unshare(CLONE_NEWNET)) with its loopback interface up,
+// so nodes on 127.0.0.1, .2, .3 and the rules between them are the
+// test's own and vanish with it. There, Net cuts links with nft rules
+// that drop packets by source and destination address where they are
+// received (a sender sees timeouts, never a refusal): Cut (both ways or
+// one way; it is the Runner's NetCut), Isolate, Split (a majority from a
+// minority) and HealAll. Net refuses to run in the namespace of the
+// process that started the test, or of process 1. StartCluster runs a
+// localcluster of `varve server` processes there, one address per node,
+// with its Net, and Runner applies a Schedule to both. Without root or
+// nft a namespace test skips, unless CI is set: then it fails.
 //
 // # Running a test
 //
@@ -80,5 +99,8 @@
 // only between its polls (BlockRebalanceOnPoll), so an assignment is
 // recorded before the polls that read from it. A Runner applies a
 // Schedule from the caller's goroutine; a Proc is driven by one
-// goroutine at a time.
+// goroutine at a time. A Net is safe for concurrent use (one mutex over
+// its cuts; every change rewrites its rules in one nft transaction).
+// EnterNetns, outside the namespace, owns one goroutine that copies the
+// child test's output until the child exits.
 package chaos

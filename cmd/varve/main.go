@@ -4,6 +4,7 @@
 //	varve log dump DIR|FILE   print segments, batches and index entries
 //	varve log bench           run the storage benchmarks against the disk model
 //	varve log compact DIR     run one compaction pass over a partition directory
+//	varve cluster up          run a local cluster of N server processes until Ctrl-C
 package main
 
 import (
