@@ -25,6 +25,7 @@ import (
 //	restart                               a new controller over the same image (a failover)
 //	create-topic name= partitions= rf= [unclean]
 //	create-partitions name= count=
+//	delete-topics [names=a,b] [ids=1,2]  by name, or by the script's topic id number
 //	alter-partition broker= topic= p= isr= [broker-epoch=] [leader-epoch=] [partition-epoch=] [recovered]
 //	                                      epochs default to the current ones
 //	elect type=preferred|unclean [topic= p=]
@@ -128,6 +129,8 @@ func (h *harness) op(cmd string, a map[string]string) ([]metadata.Record, string
 			return nil, "", err
 		}
 		return recs, fmt.Sprintf("answer: err=%v\n", errName(res[0].Err)), nil
+	case "delete-topics":
+		return h.deleteTopics(a)
 	case "create-partitions":
 		r, err := c.CreatePartitions(a["name"], int32(num(a["count"])))
 		return r.Records, fmt.Sprintf("answer: err=%v\n", errName(r.Err)), err
@@ -148,6 +151,26 @@ func (h *harness) op(cmd string, a map[string]string) ([]metadata.Record, string
 		return resp.Records, fmt.Sprintf("answer: err=%v start=%d len=%d\n", errName(resp.Err), resp.Start, resp.Len), err
 	}
 	return nil, "", fmt.Errorf("unknown command")
+}
+
+func (h *harness) deleteTopics(a map[string]string) ([]metadata.Record, string, error) {
+	var refs []TopicRef
+	for _, name := range strings.Split(a["names"], ",") {
+		if name != "" {
+			refs = append(refs, TopicRef{Name: name})
+		}
+	}
+	for _, id := range ids(a["ids"]) {
+		var tid metadata.TopicID
+		tid[15] = byte(id)
+		refs = append(refs, TopicRef{ID: tid})
+	}
+	resp, err := h.c.DeleteTopics(refs)
+	var b strings.Builder
+	for _, r := range resp.Results {
+		fmt.Fprintf(&b, "answer: %s id=%d err=%v\n", r.Name, r.ID[15], errName(r.Err))
+	}
+	return resp.Records, b.String(), err
 }
 
 func (h *harness) heartbeat(a map[string]string) ([]metadata.Record, string, error) {
@@ -256,6 +279,8 @@ func (h *harness) showRecord(r metadata.Record) string {
 		return fmt.Sprintf("Partition %s-%d replicas=%v isr=%v leader=%d", h.topicName(r.TopicID), r.PartitionID, r.Replicas, r.ISR, r.Leader)
 	case metadata.PartitionChangeRecord:
 		return h.showChange(r)
+	case metadata.RemoveTopicRecord:
+		return fmt.Sprintf("RemoveTopic id=%d", r.TopicID[15])
 	case metadata.ProducerIdsRecord:
 		return fmt.Sprintf("ProducerIds broker=%d epoch=%d next=%d", r.BrokerID, r.BrokerEpoch, r.NextProducerID)
 	}
