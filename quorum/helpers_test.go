@@ -88,7 +88,7 @@ func (c *testCluster) start(i int) {
 	c.nodes[i] = n
 	lc := NewLifecycle(n.Client(), LifecycleConfig{BrokerID: n.cfg.NodeID, ClusterID: n.cfg.ClusterID,
 		Endpoints: []metadata.Endpoint{{Listener: "PLAINTEXT", Host: "127.0.0.1", Port: int32(9090 + i), SecurityProtocol: "PLAINTEXT"}},
-		Rack: "", HeartbeatIntervalMs: testHeartbeatMs, MetadataOffset: n.MetadataOffset, Logger: testLogger()})
+		Rack:      "", HeartbeatIntervalMs: testHeartbeatMs, MetadataOffset: n.MetadataOffset, Logger: testLogger()})
 	lc.Start()
 	c.lcs[i] = lc
 }

@@ -55,14 +55,14 @@ type Node struct {
 
 // loopState is what the raft loop alone reads and writes.
 type loopState struct {
-	img        *metadata.Image
-	applied    uint64 // raft index applied
-	conf       *raftpb.ConfState
-	ctl        *active // nil unless this node is the active controller
-	snapIndex  uint64
-	snapAt     time.Time
-	snapBytes  int64  // entry bytes applied since the last snapshot
-	seq        uint64 // the last proposal's sequence number
+	img       *metadata.Image
+	applied   uint64 // raft index applied
+	conf      *raftpb.ConfState
+	ctl       *active // nil unless this node is the active controller
+	snapIndex uint64
+	snapAt    time.Time
+	snapBytes int64  // entry bytes applied since the last snapshot
+	seq       uint64 // the last proposal's sequence number
 }
 
 // New opens (creating and bootstrapping if empty) the node's metadata
@@ -246,15 +246,15 @@ func (n *Node) fail(err error) {
 // raftLogger sends raft's logs to slog, at debug level but for errors.
 type raftLogger struct{ l *slog.Logger }
 
-func (r raftLogger) Debug(v ...any)                 { r.l.Debug(fmt.Sprint(v...)) }
-func (r raftLogger) Debugf(f string, v ...any)      { r.l.Debug(fmt.Sprintf(f, v...)) }
-func (r raftLogger) Info(v ...any)                  { r.l.Debug(fmt.Sprint(v...)) }
-func (r raftLogger) Infof(f string, v ...any)       { r.l.Debug(fmt.Sprintf(f, v...)) }
-func (r raftLogger) Warning(v ...any)               { r.l.Warn(fmt.Sprint(v...)) }
-func (r raftLogger) Warningf(f string, v ...any)    { r.l.Warn(fmt.Sprintf(f, v...)) }
-func (r raftLogger) Error(v ...any)                 { r.l.Error(fmt.Sprint(v...)) }
-func (r raftLogger) Errorf(f string, v ...any)      { r.l.Error(fmt.Sprintf(f, v...)) }
-func (r raftLogger) Fatal(v ...any)                 { r.l.Error(fmt.Sprint(v...)); panic(fmt.Sprint(v...)) }
-func (r raftLogger) Fatalf(f string, v ...any)      { r.Fatal(fmt.Sprintf(f, v...)) }
-func (r raftLogger) Panic(v ...any)                 { r.Fatal(v...) }
-func (r raftLogger) Panicf(f string, v ...any)      { r.Fatal(fmt.Sprintf(f, v...)) }
+func (r raftLogger) Debug(v ...any)              { r.l.Debug(fmt.Sprint(v...)) }
+func (r raftLogger) Debugf(f string, v ...any)   { r.l.Debug(fmt.Sprintf(f, v...)) }
+func (r raftLogger) Info(v ...any)               { r.l.Debug(fmt.Sprint(v...)) }
+func (r raftLogger) Infof(f string, v ...any)    { r.l.Debug(fmt.Sprintf(f, v...)) }
+func (r raftLogger) Warning(v ...any)            { r.l.Warn(fmt.Sprint(v...)) }
+func (r raftLogger) Warningf(f string, v ...any) { r.l.Warn(fmt.Sprintf(f, v...)) }
+func (r raftLogger) Error(v ...any)              { r.l.Error(fmt.Sprint(v...)) }
+func (r raftLogger) Errorf(f string, v ...any)   { r.l.Error(fmt.Sprintf(f, v...)) }
+func (r raftLogger) Fatal(v ...any)              { r.l.Error(fmt.Sprint(v...)); panic(fmt.Sprint(v...)) }
+func (r raftLogger) Fatalf(f string, v ...any)   { r.Fatal(fmt.Sprintf(f, v...)) }
+func (r raftLogger) Panic(v ...any)              { r.Fatal(v...) }
+func (r raftLogger) Panicf(f string, v ...any)   { r.Fatal(fmt.Sprintf(f, v...)) }
