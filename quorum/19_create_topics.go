@@ -4,7 +4,7 @@ package quorum
 // controller (controller.CreateTopics). Validate-only requests run on a
 // copy of the controller whose records are dropped. Manual replica
 // assignments are refused (INVALID_REQUEST). Configuration overrides
-// are checked by Config.ValidateTopicConfig when set (INVALID_CONFIG),
+// are checked by Config.Controller.TopicSettings when set (INVALID_CONFIG),
 // as Kafka's controller validates them before it writes ConfigRecords.
 
 import (
@@ -71,8 +71,8 @@ func (n *Node) checkNewTopic(t kmsg.CreateTopicsRequestTopic, configs map[string
 	if len(t.ReplicaAssignment) > 0 {
 		return fmt.Errorf("%w: manual replica assignment is not supported", kerr.InvalidRequest)
 	}
-	if n.cfg.ValidateTopicConfig != nil {
-		if err := n.cfg.ValidateTopicConfig(configs); err != nil {
+	if n.cfg.Controller.TopicSettings != nil {
+		if _, err := n.cfg.Controller.TopicSettings(configs); err != nil {
 			return fmt.Errorf("%w: %v", kerr.InvalidConfig, err)
 		}
 	}

@@ -95,12 +95,8 @@ type Config struct {
 	// connection (not a Kafka setting; 1024): a full queue drops.
 	PeerQueue int
 
-	// ValidateTopicConfig checks a new topic's configuration overrides
-	// (package config's validation, with the cluster's defaults); nil
-	// accepts any.
-	ValidateTopicConfig func(overrides map[string]string) error
-
-	// Controller configures the active controller.
+	// Controller configures the active controller. Its TopicSettings
+	// also validates CreateTopics' configuration overrides.
 	Controller controller.Config
 	// Net configures the controller listener's server.
 	Net vnet.Config
