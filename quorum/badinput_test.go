@@ -1,11 +1,14 @@
 package quorum
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"testing"
 	"time"
 
+	"github.com/varve/varve/logdir"
 	vnet "github.com/varve/varve/net"
 )
 
@@ -71,5 +74,24 @@ func TestEntryLayout(t *testing.T) {
 	id, recs, err := parseEntry(data)
 	if err != nil || id != 0x0102<<48|5 || len(recs) != 0 {
 		t.Fatalf("got id %x, %d records, %v", id, len(recs), err)
+	}
+}
+
+// TestMetaPropertiesMismatch: a node refuses a metadata log dir
+// formatted for another node or cluster. Kafka: MetaProperties checked
+// at startup.
+func TestMetaPropertiesMismatch(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.NodeID, cfg.ClusterID, cfg.MetadataLogDir = 1, "one", t.TempDir()
+	cfg.Voters = []Voter{{ID: 1, Addr: "127.0.0.1:1"}}
+	cfg.Logger = testLogger()
+	n, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Stop(context.Background())
+	cfg.ClusterID = "two"
+	if _, err := New(cfg); !errors.Is(err, logdir.ErrMetaMismatch) {
+		t.Fatalf("another cluster.id: %v, want logdir.ErrMetaMismatch", err)
 	}
 }

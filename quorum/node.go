@@ -14,6 +14,7 @@ import (
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 
+	"github.com/varve/varve/logdir"
 	"github.com/varve/varve/metadata"
 	vnet "github.com/varve/varve/net"
 	"github.com/varve/varve/raftlog"
@@ -66,13 +67,18 @@ type loopState struct {
 }
 
 // New opens (creating and bootstrapping if empty) the node's metadata
-// log in cfg.MetadataLogDir and replays its snapshot. Nothing runs
+// log in cfg.MetadataLogDir and replays its snapshot. The log dir's
+// meta.properties is written if absent; one naming another cluster.id
+// or node.id stops the node (logdir.ErrMetaMismatch). Nothing runs
 // until Start.
 func New(cfg Config) (*Node, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(cfg.logDir(), 0o755); err != nil {
+		return nil, fmt.Errorf("quorum: %w", err)
+	}
+	if _, err := logdir.FormatOrCheck(nil, cfg.MetadataLogDir, cfg.NodeID, cfg.ClusterID); err != nil {
 		return nil, fmt.Errorf("quorum: %w", err)
 	}
 	st, err := raftlog.Open(cfg.logDir(), raftlog.Options{SegmentBytes: cfg.SegmentBytes, Logger: cfg.Logger})
