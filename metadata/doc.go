@@ -43,7 +43,8 @@
 //     PartitionChangeRecord naming a leader bumps the leader epoch; every
 //     PartitionChangeRecord bumps the partition epoch.
 //   - A broker change names the epoch of the registration it changes; a
-//     new registration starts over (not in controlled shutdown).
+//     new registration starts over (not in controlled shutdown, unless
+//     the record says so, as a snapshot's does).
 //   - A partition's reassignment (KIP-455) is its AddingReplicas and
 //     RemovingReplicas, both nil when none is under way.
 //   - The producer-id block only moves forward.
