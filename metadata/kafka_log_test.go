@@ -114,11 +114,17 @@ func checkKafkaBytes(t *testing.T, kr kafkaRecord, rec Record) {
 func TestDecodeKafkaMetadataLog(t *testing.T) {
 	recs, counts := decodeKafkaMetadata(t, "00000000000000000000.log")
 	want := map[string]int{
-		"metadata.FeatureLevelRecord": 6, "metadata.ConfigRecord": 2,
-		"metadata.RegisterBrokerRecord": 2, "metadata.BrokerRegistrationChangeRecord": 8,
-		"metadata.TopicRecord": 1, "metadata.PartitionRecord": 2, "metadata.PartitionChangeRecord": 6,
-		"metadata.ProducerIdsRecord": 2,
-		"BeginTransactionRecord":     1, "EndTransactionRecord": 1, "RegisterControllerRecord": 2,
+		"metadata.FeatureLevelRecord":             6,
+		"metadata.ConfigRecord":                   2,
+		"metadata.RegisterBrokerRecord":           2,
+		"metadata.BrokerRegistrationChangeRecord": 8,
+		"metadata.TopicRecord":                    1,
+		"metadata.PartitionRecord":                2,
+		"metadata.PartitionChangeRecord":          6,
+		"metadata.ProducerIdsRecord":              2,
+		"BeginTransactionRecord":                  1,
+		"EndTransactionRecord":                    1,
+		"RegisterControllerRecord":                2,
 	}
 	noops := counts["NoOpRecord"]
 	delete(counts, "NoOpRecord")
