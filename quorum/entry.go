@@ -8,14 +8,6 @@ import (
 	"github.com/varve/varve/metadata"
 )
 
-// The metadata record codec (package metadata's Kafka framing of a
-// list of records, and an image as records).
-var (
-	appendEntry     func(dst []byte, recs []metadata.Record) []byte
-	decodeEntry     func(b []byte) ([]metadata.Record, error)
-	snapshotRecords func(img *metadata.Image) []metadata.Record
-)
-
 // Entry data. A normal raft entry written by the active controller is
 //
 //	0  uint64  proposal id: the proposing node's raft id in the top 16
@@ -33,7 +25,7 @@ var errShortEntry = errors.New("quorum: entry shorter than its 8-byte header")
 // encodeEntry returns the data of an entry with proposal id and recs.
 func encodeEntry(id uint64, recs []metadata.Record) []byte {
 	b := binary.BigEndian.AppendUint64(make([]byte, 0, 256), id)
-	return appendEntry(b, recs)
+	return metadata.AppendEntry(b, recs)
 }
 
 // parseEntry returns the proposal id and records of an entry's data.
@@ -41,7 +33,7 @@ func parseEntry(data []byte) (uint64, []metadata.Record, error) {
 	if len(data) < entryHeaderLen {
 		return 0, nil, errShortEntry
 	}
-	recs, err := decodeEntry(data[entryHeaderLen:])
+	recs, err := metadata.DecodeEntry(data[entryHeaderLen:])
 	if err != nil {
 		return 0, nil, fmt.Errorf("quorum: entry records: %w", err)
 	}
@@ -62,7 +54,7 @@ const snapshotHeaderLen = 8
 // offset.
 func encodeSnapshot(img *metadata.Image, offset int64) []byte {
 	b := binary.BigEndian.AppendUint64(make([]byte, 0, 4096), uint64(offset))
-	return appendEntry(b, snapshotRecords(img))
+	return metadata.AppendEntry(b, metadata.SnapshotRecords(img))
 }
 
 // decodeSnapshot rebuilds the image and metadata offset of snapshot
@@ -76,7 +68,7 @@ func decodeSnapshot(clusterID string, data []byte) (*metadata.Image, int64, erro
 		return nil, 0, errors.New("quorum: snapshot shorter than its 8-byte header")
 	}
 	offset := int64(binary.BigEndian.Uint64(data))
-	recs, err := decodeEntry(data[snapshotHeaderLen:])
+	recs, err := metadata.DecodeEntry(data[snapshotHeaderLen:])
 	if err != nil {
 		return nil, 0, fmt.Errorf("quorum: snapshot records: %w", err)
 	}
