@@ -180,6 +180,9 @@ func controllerConfig(cfg *config.Broker) controller.Config {
 	c.LeaderImbalancePerBrokerPercentage = cfg.LeaderImbalancePerBrokerPercentage
 	c.DefaultReplicationFactor = int16(cfg.DefaultReplicationFactor)
 	c.NumPartitions = int32(cfg.NumPartitions)
+	c.TopicSettings = func(overrides map[string]string) (controller.TopicSettings, error) {
+		return cfg.ParseTopic(overrides)
+	}
 	return c
 }
 
