@@ -23,6 +23,9 @@ type ReplicaLog interface {
 	// the first starts at EndOffset.
 	AppendAsFollower(batches []byte) error
 	TruncateTo(offset int64) error
+	// TruncateFullyAndStartAt empties the log and restarts it at offset
+	// (a follower whose leader's log starts past its own end).
+	TruncateFullyAndStartAt(offset int64) error
 	SetStartOffset(offset int64) error
 }
 
@@ -128,6 +131,13 @@ func (r *Replication) ISR() []int32          { return slices.Clone(r.isr) }
 func (r *Replication) EpochCache() *EpochCache {
 	return r.epochs
 }
+
+// SetMinInsyncReplicas applies a new min.insync.replicas (a topic's
+// configuration changed): Kafka reads it at every append.
+func (r *Replication) SetMinInsyncReplicas(n int) { r.cfg.MinInsyncReplicas = n }
+
+// Replicas is the partition's assignment as last decided.
+func (r *Replication) Replicas() []int32 { return slices.Clone(r.replicas) }
 
 // MaximalISR is the ISR the high watermark waits for: the committed ISR
 // and, while an expansion is in flight, the replica being added.
