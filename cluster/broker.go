@@ -35,6 +35,7 @@ type Broker struct {
 	cleaners     *cleaners
 	groups       *groupCoordinator
 	purgatory    *replica.Purgatory // delayed fetches and acks=all produces
+	repl         replication        // replicas.go: images applied to the replicas, fetchers' wire
 
 	mu       sync.Mutex
 	lis      []stdnet.Listener
@@ -68,7 +69,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 	}
 	b.quota = newMutationQuota(cfg.ControllerMutationRate, cfg.ControllerQuotaWindowNum, time.Duration(cfg.ControllerQuotaWindowSizeSeconds)*time.Second, time.Now)
 	b.metrics = newMetrics(b) // before the logs open: they report flushes to it
-	b.parts, err = replica.Open(b.replicaConfig())
+	b.parts, err = replica.OpenReplicated(b.replicaConfig(), b.replicationConfig())
 	if err != nil {
 		return nil, err
 	}
@@ -110,6 +111,7 @@ func advertised(cfg *config.Broker) (string, int32, error) {
 // Start listens on every configured listener and serves until Shutdown.
 func (b *Broker) Start() error {
 	b.groups.start()
+	b.startReplication()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, l := range b.cfg.Listeners {
@@ -170,6 +172,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.stopCleaners()
 	b.metrics.stop()
 	err = errors.Join(err, b.parts.Close())
+	b.stopReplication()
 	b.log.Info("shut down", "took", time.Since(start), "err", err)
 	return err
 }

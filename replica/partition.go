@@ -190,16 +190,24 @@ func (p *Partition) IsLeader() bool { return !p.follower.Load() }
 // waiting on it complete with NOT_LEADER_OR_FOLLOWER and its delayed
 // fetches answer at once, as in Kafka when a leader becomes a follower.
 func (p *Partition) ResignLeadership() {
+	if p.resignReplicated() {
+		return
+	}
 	p.follower.Store(true)
 	p.wake()
 }
 
 // SetFollowerEndOffset records the lowest log end offset among the other
 // in-sync replicas: the high watermark is the minimum of it and this
-// replica's own end offset, and never moves backwards. It concerns a
-// partition never told its role (tests hold the high watermark back with
-// it); once told, the followers' fetches move the high watermark.
+// replica's own end offset, and never moves backwards. Nothing in the
+// broker calls it (the followers' fetches move the high watermark of a
+// replicated partition); tests hold the high watermark back with it, as
+// an in-sync replica that has not fetched would, on a partition told its
+// role or not.
 func (p *Partition) SetFollowerEndOffset(offset int64) {
+	if p.capReplicated(offset) {
+		return
+	}
 	p.followerEnd.Store(offset)
 	l, err := p.current()
 	if err != nil {

@@ -117,7 +117,7 @@ func (p *Partition) replicationLocked(l Log) *Replication {
 // p.st.
 func (p *Partition) syncLocked() (alter bool, err error) {
 	r := p.st.repl
-	p.hw.Store(r.HighWatermark())
+	p.hw.Store(min(r.HighWatermark(), p.followerEnd.Load()))
 	p.leaderEpoch.Store(max(r.LeaderEpoch(), 0))
 	p.follower.Store(r.Role() != RoleLeader)
 	if c := r.EpochCache(); p.st.store != nil && c.Generation() != p.st.storedGen {
@@ -252,7 +252,47 @@ func (p *Partition) ProduceStatus(requiredOffset int64) (bool, error) {
 		}
 		return false, nil
 	}
-	return p.st.repl.ProduceStatus(requiredOffset)
+	if done, err := p.st.repl.ProduceStatus(requiredOffset); done || err != nil {
+		if err == nil && p.HighWatermark() < requiredOffset {
+			return false, nil // held back by SetFollowerEndOffset
+		}
+		return done, err
+	}
+	return false, nil
+}
+
+// capReplicated is SetFollowerEndOffset on a partition told its role:
+// the published high watermark is held at offset (never below where it
+// is). It reports false for a partition never told its role.
+func (p *Partition) capReplicated(offset int64) bool {
+	p.st.Lock()
+	if p.st.repl == nil {
+		p.st.Unlock()
+		return false
+	}
+	p.followerEnd.Store(max(offset, p.hw.Load()))
+	_, _ = p.syncLocked()
+	p.st.Unlock()
+	p.wake()
+	return true
+}
+
+// resignReplicated is ResignLeadership on a partition told its role: it
+// follows no leader in its current epochs, so produces waiting on it
+// answer NOT_LEADER_OR_FOLLOWER. It reports false for a partition never
+// told its role.
+func (p *Partition) resignReplicated() bool {
+	p.st.Lock()
+	r := p.st.repl
+	p.st.Unlock()
+	if r == nil {
+		return false
+	}
+	_ = p.event(func(r *Replication) error {
+		return r.BecomeFollower(LeaderAndISR{Leader: -1, LeaderEpoch: r.LeaderEpoch(), PartitionEpoch: r.PartitionEpoch(),
+			ISR: r.ISR(), Replicas: r.Replicas()})
+	})
+	return true
 }
 
 // CheckLeaderEpoch applies KIP-320's fencing to a request's

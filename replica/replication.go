@@ -221,7 +221,10 @@ func (r *Replication) applyISR(s LeaderAndISR) {
 	if s.PartitionEpoch <= r.partitionEpoch && r.inflight == nil {
 		return
 	}
-	r.partitionEpoch, r.isr, r.replicas = s.PartitionEpoch, slices.Clone(s.ISR), slices.Clone(s.Replicas)
+	r.partitionEpoch, r.isr = s.PartitionEpoch, slices.Clone(s.ISR)
+	if s.Replicas != nil { // an AlterPartition answer does not carry them
+		r.replicas = slices.Clone(s.Replicas)
+	}
 	r.inflight, r.maximal, r.unsent = nil, nil, false
 }
 
