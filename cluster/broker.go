@@ -37,15 +37,15 @@ type Broker struct {
 	cleaners     *cleaners
 	groups       *groupCoordinator
 	purgatory    *replica.Purgatory // delayed fetches and acks=all produces
+	repl         replication        // replicas.go: images applied to the replicas, fetchers' wire
 
 	// In a cluster (controller.quorum.voters set) metadata changes go to
 	// the active controller through ctrl; nil on a single node, whose
 	// metadata file is its own. See controller_forward.go.
-	ctrl        controllerChannel
-	brokerEpoch func() int64 // this broker's registration epoch, for the controller
-	pids        controllerPIDs
-	quorum      *quorum.Node      // this node's member of the controller quorum; nil on a single node
-	lifecycle   *quorum.Lifecycle // registration and heartbeats; nil on a single node
+	ctrl      controllerChannel
+	pids      controllerPIDs
+	quorum    *quorum.Node      // this node's member of the controller quorum; nil on a single node
+	lifecycle *quorum.Lifecycle // registration and heartbeats; nil on a single node
 
 	mu       sync.Mutex
 	lis      []stdnet.Listener
@@ -84,7 +84,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 	}
 	b.quota = newMutationQuota(cfg.ControllerMutationRate, cfg.ControllerQuotaWindowNum, time.Duration(cfg.ControllerQuotaWindowSizeSeconds)*time.Second, time.Now)
 	b.metrics = newMetrics(b) // before the logs open: they report flushes to it
-	b.parts, err = replica.Open(b.replicaConfig())
+	b.parts, err = replica.OpenReplicated(b.replicaConfig(), b.replicationConfig())
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +150,7 @@ func (b *Broker) Start() error {
 		}
 	}
 	b.groups.start()
+	b.startReplication()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, l := range brokerListeners(b.cfg, b.cfg.Listeners) {
@@ -215,7 +216,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.bg.Wait()
 	b.stopCleaners()
 	b.metrics.stop()
-	err = errors.Join(err, b.stopQuorum(ctx), b.parts.Close())
+	err = errors.Join(err, b.parts.Close())
+	b.stopReplication()
+	err = errors.Join(err, b.stopQuorum(ctx))
 	b.log.Info("shut down", "took", time.Since(start), "err", err)
 	return err
 }
@@ -251,6 +254,7 @@ func (b *Broker) Kill() {
 	b.stopCleaners()
 	b.metrics.stop()
 	b.parts.Close()
+	b.stopReplication()
 }
 
 // Serve implements net.Handler: decode, dispatch, encode.

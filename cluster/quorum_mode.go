@@ -52,12 +52,7 @@ func (b *Broker) openQuorum() error {
 	b.quorum = node
 	b.meta = &metaSource{nodeID: b.nodeID, pub: node.Publisher()}
 	b.ctrl = node.Client()
-	b.brokerEpoch = func() int64 {
-		if b.lifecycle == nil {
-			return -1
-		}
-		return b.lifecycle.BrokerEpoch()
-	}
+	b.SetControllerClient(b.ctrl) // AlterPartition
 	return nil
 }
 
