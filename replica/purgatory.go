@@ -105,11 +105,14 @@ func NewPurgatory(cfg PurgatoryConfig) *Purgatory {
 
 // delayed is an operation in the purgatory.
 type delayed struct {
-	mu    sync.Mutex // serialises TryComplete and OnComplete
-	done  atomic.Bool
-	op    Operation // nil once completed. REQUIRES: mu held
-	pg    *Purgatory
-	entry timerEntry
+	mu   sync.Mutex // serialises TryComplete and OnComplete
+	done atomic.Bool
+	// pending says an event arrived while another goroutine held mu:
+	// the holder tries once more after it lets go (see maybeTryComplete).
+	pending atomic.Bool
+	op      Operation // nil once completed. REQUIRES: mu held
+	pg      *Purgatory
+	entry   timerEntry
 }
 
 // Watch tries op once and, unless it completes, watches it on every key
@@ -208,14 +211,36 @@ func (d *delayed) forceComplete(expired bool) bool {
 	return true
 }
 
-// maybeTryComplete tries d after an event on a key it watches.
+// maybeTryComplete tries d after an event on a key it watches. It never
+// waits for d's lock: the goroutine holding it may be this one (an
+// operation's OnComplete causes events, as a follower's fetch completing
+// advances the high watermark its own partition is watched on), and
+// Java's reentrant lock, which Kafka relies on there, has no Go
+// counterpart. Kafka's own answer before its lock became reentrant
+// (DelayedOperation.maybeTryComplete with tryCompletePending): whoever
+// finds the lock taken leaves a flag, and the holder tries once more
+// after it lets go, so no event is lost.
 func (d *delayed) maybeTryComplete() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.done.Load() || !d.op.TryComplete() {
-		return false
+	for !d.done.Load() {
+		if !d.mu.TryLock() {
+			// The holder is guaranteed to see the flag if it was not set
+			// yet; if it was, someone else already made sure.
+			if d.pending.Swap(true) {
+				return false
+			}
+			continue
+		}
+		d.pending.Store(false)
+		done := !d.done.Load() && d.op.TryComplete() && d.forceComplete(false)
+		d.mu.Unlock()
+		if done {
+			return true
+		}
+		if !d.pending.Load() {
+			return false
+		}
 	}
-	return d.forceComplete(false)
+	return false
 }
 
 // Advance expires every operation whose deadline is at or before now

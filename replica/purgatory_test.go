@@ -248,3 +248,47 @@ func TestPurgatoryTriesAgainAfterWatching(t *testing.T) {
 		t.Fatalf("an operation satisfied between its try and its watch waits: completed %d", op.completed.Load())
 	}
 }
+
+// reentrantOp's completion causes an event on the key it is watched on,
+// as a follower's fetch does: completing it reads for the follower,
+// which advances the high watermark and wakes the partition's watchers.
+type reentrantOp struct {
+	testOp
+	key *WatchList
+}
+
+func (o *reentrantOp) OnComplete(expired bool) {
+	o.key.CheckAndComplete()
+	o.testOp.OnComplete(expired)
+}
+
+// An operation whose completion wakes its own key completes, once,
+// whether an event or its timeout completes it; it must not wait for
+// the lock its own completion holds (Kafka relies on a reentrant lock
+// there, see maybeTryComplete).
+func TestPurgatoryCompletionThatWakesItsOwnKey(t *testing.T) {
+	forBothTimers(t, func(t *testing.T, wheel bool) {
+		pg, clock := newManualPurgatory(t, wheel)
+		var k WatchList
+		byEvent := &reentrantOp{key: &k}
+		byTimeout := &reentrantOp{key: &k}
+		pg.Watch(byEvent, time.Second, &k)
+		pg.Watch(byTimeout, 2*time.Second, &k)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			byEvent.ready.Store(true)
+			k.CheckAndComplete()
+			pg.Advance(clock.Add(3 * time.Second))
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("an operation waking its own key deadlocked")
+		}
+		if byEvent.completed.Load() != 1 || byEvent.expired.Load() || byTimeout.completed.Load() != 1 || !byTimeout.expired.Load() {
+			t.Fatalf("by event: completed %d expired %v; by timeout: completed %d expired %v",
+				byEvent.completed.Load(), byEvent.expired.Load(), byTimeout.completed.Load(), byTimeout.expired.Load())
+		}
+	})
+}
