@@ -190,3 +190,7 @@ func (b *Broker) MetadataDump() string {
 	}
 	return string(out)
 }
+
+// IsActiveController says whether this node is the cluster's active
+// controller (the raft leader that has caught up with its log).
+func (b *Broker) IsActiveController() bool { return b.quorum != nil && b.quorum.IsActive() }
