@@ -55,6 +55,7 @@ type Lifecycle struct {
 	unfenced chan struct{} // closed when first seen unfenced, after each registration
 	done     chan struct{} // closed when the controller lets the broker shut down
 	stopc    chan struct{}
+	kick     chan struct{} // wakes the loop at once: a controlled shutdown was asked for
 	exited   chan struct{}
 	stopOnce sync.Once
 }
@@ -69,7 +70,7 @@ func NewLifecycle(client *Client, cfg LifecycleConfig) *Lifecycle {
 		cfg.Logger = slog.Default()
 	}
 	l := &Lifecycle{client: client, cfg: cfg, log: cfg.Logger.With("broker", cfg.BrokerID),
-		unfenced: make(chan struct{}), done: make(chan struct{}), stopc: make(chan struct{}), exited: make(chan struct{})}
+		unfenced: make(chan struct{}), done: make(chan struct{}), stopc: make(chan struct{}), exited: make(chan struct{}), kick: make(chan struct{}, 1)}
 	rand.Read(l.incarnation[:]) // never fails (crypto/rand)
 	l.epoch.Store(-1)
 	l.fenced.Store(true)
@@ -113,6 +114,10 @@ func (l *Lifecycle) WaitUnfenced(ctx context.Context) error {
 // The loop stops heartbeating when it returns nil.
 func (l *Lifecycle) ControlledShutdown(ctx context.Context) error {
 	l.shutdown.Store(true)
+	select { // the next heartbeat asks now, not an interval from now
+	case l.kick <- struct{}{}:
+	default:
+	}
 	select {
 	case <-l.done:
 		return nil
@@ -138,6 +143,7 @@ func (l *Lifecycle) run() {
 		select {
 		case <-l.stopc:
 			return
+		case <-l.kick:
 		case <-time.After(wait):
 		}
 	}
