@@ -16,17 +16,16 @@ import (
 
 // varve cluster up: a local cluster of N `varve server` processes for
 // development and experiments (package localcluster lays it out).
-// `varve cluster status` joins clusterCmd once the nodes answer
-// DescribeQuorum.
+// `varve cluster status` (cluster_status.go) shows a running one.
 
 // clusterCmd groups the commands that work on a whole cluster.
 var clusterCmd = &cobra.Command{
 	Use:   "cluster",
-	Short: "Run a local cluster of Varve nodes",
+	Short: "Run a local cluster of Varve nodes, or show a cluster's state",
 }
 
 func init() {
-	clusterCmd.AddCommand(newClusterUpCmd())
+	clusterCmd.AddCommand(newClusterUpCmd(), newClusterStatusCmd())
 	rootCmd.AddCommand(clusterCmd)
 }
 

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/spf13/cobra"
 )
 
 // syncBuffer is a bytes.Buffer safe for one writer and one reader.
@@ -66,6 +68,22 @@ func TestClusterUpStartsAndStopsNodes(t *testing.T) {
 	if !strings.Contains(out.String(), "bootstrap servers: "+rows[0][2]+","+rows[1][2]+","+rows[2][2]+"\n") {
 		t.Errorf("no bootstrap servers line:\n%s", out.String())
 	}
+	// The nodes form one cluster: a replicated topic, and cluster status
+	// shows three voters, three brokers and nothing under-replicated.
+	mustVarveCluster(t, "topic", "create", "up", "--partitions", "2", "--replication-factor", "3", "-b", rows[1][2])
+	var status string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		status = mustVarveCluster(t, "cluster", "status", "-b", rows[2][2])
+		if strings.Contains(status, "brokers (unfenced): 3") && strings.Contains(status, "partitions: 2, without a leader: 0, under-replicated: 0") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if n := strings.Count(status, "  voter "); n != 3 || !strings.Contains(status, "quorum: leader ") ||
+		!strings.Contains(status, "partitions: 2, without a leader: 0, under-replicated: 0") {
+		t.Errorf("cluster status:\n%s", status)
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -106,4 +124,23 @@ func waitForNodeRows(t *testing.T, out *syncBuffer, done chan error) [][]string 
 	}
 	t.Fatalf("cluster up printed no nodes:\n%s", out.String())
 	return nil
+}
+
+// mustVarveCluster runs a client command line, cluster status included.
+func mustVarveCluster(t *testing.T, args ...string) string {
+	t.Helper()
+	root := &cobra.Command{Use: "varve", SilenceUsage: true, SilenceErrors: true}
+	cc := &cobra.Command{Use: "cluster"}
+	cc.AddCommand(newClusterStatusCmd())
+	root.AddCommand(newTopicCmd(), cc)
+	var out, errOut bytes.Buffer
+	root.SetArgs(args)
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := root.ExecuteContext(ctx); err != nil {
+		t.Fatalf("varve %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
+	}
+	return out.String()
 }
