@@ -15,3 +15,18 @@ func (b *Broker) PartitionReplica(topic string, p int32) *replica.Partition {
 	part, _ := b.partition(topic, p)
 	return part
 }
+
+// Gauge reads one of the broker's gauges by name (0 when it has no
+// value).
+func (b *Broker) Gauge(name string) float64 {
+	mfs, err := b.metrics.reg.Gather()
+	if err != nil {
+		return -1
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) > 0 {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	return -1
+}

@@ -75,6 +75,7 @@ func newMetrics(b *Broker) *metrics {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "varve_log_lost_offsets_total", Help: "Offsets below a log's recovery point found missing when its partitions were opened: acknowledged records lost (segment.RecoveryReport.LostFrom..LostTo)."},
 			stats(func(s statsView) float64 { return float64(s.lostOffsets()) })),
 	)
+	m.reg.MustRegister(clusterCollectors(b)...)
 	return m
 }
 

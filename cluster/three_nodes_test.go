@@ -201,6 +201,18 @@ func TestThreeNodesLeaderLoss(t *testing.T) {
 	if l := leader(); l == old || l < 0 {
 		t.Fatalf("leader after the kill: %d (was %d)", l, old)
 	}
+	// Kafka's metrics say so: one active controller among the live
+	// nodes, and the new leader's partition under-replicated.
+	waitUntil(t, 10*time.Second, "one active controller and an under-replicated partition in the metrics", func() bool {
+		active, under := 0.0, 0.0
+		for _, b := range tc.nodes {
+			if b != nil {
+				active += b.Gauge("varve_controller_active_controller_count")
+				under += b.Gauge("varve_replica_under_replicated_partitions")
+			}
+		}
+		return active == 1 && under == 1
+	})
 
 	tc.start(int(old) - 1)
 	waitUntil(t, 30*time.Second, "the restarted node back in the ISR", func() bool {
