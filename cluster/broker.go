@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	stdnet "net"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/varve/varve/config"
+	"github.com/varve/varve/logdir"
 	vnet "github.com/varve/varve/net"
 	"github.com/varve/varve/quorum"
 	"github.com/varve/varve/replica"
@@ -81,6 +83,16 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	// Every log dir carries Kafka's meta.properties: a directory of
+	// another cluster or node stops start-up instead of being mixed in.
+	for _, dir := range cfg.LogDirs {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		if _, err := logdir.FormatOrCheck(nil, dir, b.nodeID, b.meta.image().ClusterID()); err != nil {
+			return nil, err
+		}
 	}
 	b.quota = newMutationQuota(cfg.ControllerMutationRate, cfg.ControllerQuotaWindowNum, time.Duration(cfg.ControllerQuotaWindowSizeSeconds)*time.Second, time.Now)
 	b.metrics = newMetrics(b) // before the logs open: they report flushes to it

@@ -1,11 +1,19 @@
 package cluster_test
 
 import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/varve/varve/cluster"
+	"github.com/varve/varve/config"
 )
 
 // A single node answers the controller APIs Kafka's tools send to a
@@ -65,5 +73,28 @@ func TestSingleNodeControllerAPIs(t *testing.T) {
 	}
 	if dresp.ErrorCode == 0 || dresp.ErrorMessage == nil {
 		t.Errorf("DescribeQuorum on a single node: code %d, want an error with a message", dresp.ErrorCode)
+	}
+}
+
+// Kafka: every log dir is formatted with meta.properties (cluster.id,
+// node.id, directory.id); a node started on a directory of another node
+// refuses to start rather than mix the two.
+func TestLogDirsAreFormattedForOneNode(t *testing.T) {
+	dir := t.TempDir()
+	tb := startBroker(t, dir, nil)
+	tb.stop(t)
+	data, err := os.ReadFile(filepath.Join(dir, "meta.properties"))
+	if err != nil || !strings.Contains(string(data), "node.id=1\n") || !strings.Contains(string(data), "version=1\n") {
+		t.Fatalf("meta.properties: %v\n%s", err, data)
+	}
+	cfg, err := config.Parse(map[string]string{"log.dirs": dir, "listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "2", "varve.metrics.listener": ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := cluster.New(cfg, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "another cluster or node") {
+		if b != nil {
+			b.Shutdown(context.Background())
+		}
+		t.Fatalf("node 2 on node 1's directory: %v", err)
 	}
 }
