@@ -167,3 +167,43 @@ func TestSingleNodeImageKeepsCommitAtOnce(t *testing.T) {
 		t.Fatalf("produce status %v %v", done, err)
 	}
 }
+
+// Kafka: Partition.isReplicaIsrEligible: a fenced broker, or one in
+// controlled shutdown, is never proposed for the ISR, and the leader does
+// not hold its high watermark for it as a replica about to join.
+func TestIneligibleReplicaNeitherJoinsNorHoldsTheHighWatermark(t *testing.T) {
+	m := openReplicated(t, t.TempDir(), 1)
+	defer m.Close()
+	part := tp("fenced", 0)
+	p, _ := m.CreatePartition(part, replica.TopicID{6})
+	if err := m.MakeLeader(part, replica.LeaderAndISR{Leader: 1, LeaderEpoch: 1, ISR: []int32{1, 2}, Replicas: []int32{1, 2, 3}}); err != nil {
+		t.Fatal(err)
+	}
+	m.SetIneligibleReplicas([]int32{3})
+	fetch := func(id int32, off int64) {
+		t.Helper()
+		if _, _, err := p.ReadForFollower(replica.FetchRequest{ReplicaID: id, FetchOffset: off, LastFetchedEpoch: -1, CurrentLeaderEpoch: 1}, 1<<20, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Replica 3 fetched at 0 when the log was empty (caught up: about to
+	// join, were it eligible); then replica 2 reaches the end: the high
+	// watermark goes there.
+	fetch(3, 0)
+	if _, err := p.AppendRecordsToLeader(segmenttest.Batch(t, 2, 10, 1, 0), -1, 2); err != nil {
+		t.Fatal(err)
+	}
+	fetch(2, 2)
+	if p.HighWatermark() != 2 {
+		t.Fatalf("hw %d: held for an ineligible replica", p.HighWatermark())
+	}
+	fetch(3, 2)
+	if a, ok := p.TakeAlterPartition(); ok {
+		t.Fatalf("proposed %+v with replica 3 ineligible", a)
+	}
+	m.SetIneligibleReplicas(nil)
+	fetch(3, 2)
+	if a, ok := p.TakeAlterPartition(); !ok || !slices.Equal(a.ISR, []int32{1, 2, 3}) {
+		t.Fatalf("eligible again: %+v %v", a, ok)
+	}
+}

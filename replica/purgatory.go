@@ -208,8 +208,15 @@ func (d *delayed) forceComplete(expired bool) bool {
 	return true
 }
 
-// maybeTryComplete tries d after an event on a key it watches.
+// maybeTryComplete tries d after an event on a key it watches. One
+// already completed is skipped before its lock: its completion may be
+// the caller (a fetch completing reads its partitions, and a follower's
+// read can advance the high watermark, an event that tries the
+// operations watching the partition, this one among them).
 func (d *delayed) maybeTryComplete() bool {
+	if d.done.Load() {
+		return false
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.done.Load() || !d.op.TryComplete() {
