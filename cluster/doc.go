@@ -30,6 +30,22 @@
 // Creations and deletions count against Kafka's controller mutation
 // quota (KIP-599, quota.go).
 //
+// # Replication
+//
+// replicas.go follows the metadata publisher (one goroutine, taking
+// Wait before Image) and applies each image's partition states to the
+// replicas, as Kafka's ReplicaManager.applyDelta does: a partition
+// assigned to this node gets its log and becomes leader or follower
+// with the image's leader, epochs, ISR and replicas; one no longer
+// assigned, or whose topic left the image, is stopped and deleted;
+// brokers fenced or in controlled shutdown are ineligible for any ISR.
+// A LeadershipListener hears of this node's leadership changes, and
+// AlterPartition goes to the active controller through a
+// ControllerClient. replica_client.go is the follower fetchers' wire:
+// Fetch v17 to the leader's inter-broker endpoint, dialed from this
+// node's own listener host. Fetch serves followers to the log end and
+// consumers to the high watermark from the same file-region path.
+//
 // # Configuration and background cleaning
 //
 // Properties are package config's. The conversions into the configs of
@@ -60,7 +76,9 @@
 // that satisfies one (an append, a high-watermark advance, a deletion)
 // answers it, or the purgatory's reaper at its timeout. The broker's
 // other goroutines: the purgatory's reaper, the listeners' accept loops,
-// the retention scheduler, the log cleaner's workers, the log manager's
+// the retention scheduler, the log cleaner's workers, the image
+// follower of replicas.go and the replica manager's ISR check,
+// AlterPartition sender and fetchers (package replica), the log manager's
 // checkpoint and log-dir probe loops (package logdir), the group
 // coordinators' timer and their loader of
 // __consumer_offsets at start, and the metrics HTTP server.

@@ -1,6 +1,9 @@
 package cluster
 
-import "github.com/varve/varve/replica"
+import (
+	"github.com/varve/varve/metadata"
+	"github.com/varve/varve/replica"
+)
 
 // SetRecordValidation switches produce validation for the benchmark that
 // measures its cost.
@@ -30,3 +33,9 @@ func (b *Broker) Gauge(name string) float64 {
 	}
 	return -1
 }
+
+// UsePublisher makes the broker follow pub's images instead of its
+// metadata file's, as it will follow the controller quorum's: tests
+// publish the images of a cluster. Call it before Start, with a port
+// given in listeners (a :0 listener re-registers at Start).
+func (b *Broker) UsePublisher(pub *metadata.Publisher) { b.meta.pub = pub }

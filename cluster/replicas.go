@@ -134,6 +134,13 @@ func (b *Broker) followImages(ch <-chan struct{}) {
 
 // applyImage is Kafka's ReplicaManager.applyDelta over a whole image.
 func (b *Broker) applyImage(img *metadata.Image) {
+	var ineligible []int32 // Kafka's isReplicaIsrEligible: fenced or shutting down
+	for _, br := range img.Brokers() {
+		if br.Fenced || br.InControlledShutdown {
+			ineligible = append(ineligible, br.ID)
+		}
+	}
+	b.parts.SetIneligibleReplicas(ineligible)
 	for t := range img.Topics() {
 		for i := range t.Partitions {
 			tp := partitionOf(t.Name, int32(i))

@@ -20,9 +20,9 @@ import (
 	"github.com/varve/varve/config"
 )
 
-// testCluster is three combined-mode nodes (broker and controller) in
+// quorumCluster is three combined-mode nodes (broker and controller) in
 // this process, each on 127.0.0.1 with its own ports and directory.
-type testCluster struct {
+type quorumCluster struct {
 	t     *testing.T
 	dirs  []string
 	props []map[string]string
@@ -30,7 +30,7 @@ type testCluster struct {
 	addrs []string
 }
 
-func freePort(t *testing.T) int {
+func freeLoopbackPort(t *testing.T) int {
 	ln, err := stdnet.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -39,12 +39,12 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*stdnet.TCPAddr).Port
 }
 
-func startTestCluster(t *testing.T, n int, extra map[string]string) *testCluster {
-	tc := &testCluster{t: t}
+func startQuorumCluster(t *testing.T, n int, extra map[string]string) *quorumCluster {
+	tc := &quorumCluster{t: t}
 	var voters []string
 	ports, cports := make([]int, n), make([]int, n)
 	for i := range n {
-		ports[i], cports[i] = freePort(t), freePort(t)
+		ports[i], cports[i] = freeLoopbackPort(t), freeLoopbackPort(t)
 		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, cports[i]))
 	}
 	for i := range n {
@@ -97,7 +97,7 @@ func startTestCluster(t *testing.T, n int, extra map[string]string) *testCluster
 	return tc
 }
 
-func (tc *testCluster) start(i int) {
+func (tc *quorumCluster) start(i int) {
 	cfg, err := config.Parse(tc.props[i])
 	if err != nil {
 		tc.t.Error(err)
@@ -119,7 +119,7 @@ func (tc *testCluster) start(i int) {
 	tc.nodes[i] = b
 }
 
-func (tc *testCluster) stop(i int) {
+func (tc *quorumCluster) stop(i int) {
 	if tc.nodes[i] == nil {
 		return
 	}
@@ -131,12 +131,12 @@ func (tc *testCluster) stop(i int) {
 	tc.nodes[i] = nil
 }
 
-func (tc *testCluster) kill(i int) {
+func (tc *quorumCluster) kill(i int) {
 	tc.nodes[i].Kill()
 	tc.nodes[i] = nil
 }
 
-func (tc *testCluster) bootstrap() []string {
+func (tc *quorumCluster) bootstrap() []string {
 	var out []string
 	for i, b := range tc.nodes {
 		if b != nil {
@@ -147,7 +147,7 @@ func (tc *testCluster) bootstrap() []string {
 }
 
 // waitFor polls cond until it holds or d passes.
-func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
+func waitWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {
@@ -164,7 +164,7 @@ func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
 // killed node comes back, catches up and rejoins the ISR, and all three
 // nodes end with the same metadata.
 func TestThreeNodesLeaderLoss(t *testing.T) {
-	tc := startTestCluster(t, 3, nil)
+	tc := startQuorumCluster(t, 3, nil)
 	adm := kadm.NewClient(client(t, tc.addrs[0]))
 	tc.waitBrokers(3)
 	resp, err := adm.CreateTopic(ctx(t), 1, 3, nil, "rf3")
@@ -193,7 +193,7 @@ func TestThreeNodesLeaderLoss(t *testing.T) {
 		}
 		return m.Topics["rf3"].Partitions[0].Leader
 	}
-	waitUntil(t, 10*time.Second, "a leader", func() bool { return leader() > 0 })
+	waitWithin(t, 10*time.Second, "a leader", func() bool { return leader() > 0 })
 	old := leader()
 	tc.kill(int(old) - 1)
 	adm = kadm.NewClient(client(t, tc.bootstrap()[0]))
@@ -203,7 +203,7 @@ func TestThreeNodesLeaderLoss(t *testing.T) {
 	}
 	// Kafka's metrics say so: one active controller among the live
 	// nodes, and the new leader's partition under-replicated.
-	waitUntil(t, 10*time.Second, "one active controller and an under-replicated partition in the metrics", func() bool {
+	waitWithin(t, 10*time.Second, "one active controller and an under-replicated partition in the metrics", func() bool {
 		active, under := 0.0, 0.0
 		for _, b := range tc.nodes {
 			if b != nil {
@@ -215,7 +215,7 @@ func TestThreeNodesLeaderLoss(t *testing.T) {
 	})
 
 	tc.start(int(old) - 1)
-	waitUntil(t, 30*time.Second, "the restarted node back in the ISR", func() bool {
+	waitWithin(t, 30*time.Second, "the restarted node back in the ISR", func() bool {
 		m, err := adm.Metadata(ctx(t), "rf3")
 		return err == nil && len(m.Topics["rf3"].Partitions[0].ISR) == 3
 	})
@@ -232,7 +232,7 @@ func TestThreeNodesLeaderLoss(t *testing.T) {
 		}
 	}
 	// Every node's image ends the same.
-	waitUntil(t, 10*time.Second, "identical metadata on every node", func() bool {
+	waitWithin(t, 10*time.Second, "identical metadata on every node", func() bool {
 		var dumps []string
 		for _, b := range tc.nodes {
 			dumps = append(dumps, b.MetadataDump())
@@ -247,14 +247,14 @@ func TestThreeNodesLeaderLoss(t *testing.T) {
 // catches up with everything (a topic created while it was away too)
 // when it returns.
 func TestThreeNodesControllerLoss(t *testing.T) {
-	tc := startTestCluster(t, 3, nil)
+	tc := startQuorumCluster(t, 3, nil)
 	adm := kadm.NewClient(client(t, tc.addrs[0]))
 	tc.waitBrokers(3)
 	if resp, err := adm.CreateTopic(ctx(t), 3, 3, nil, "before"); err != nil || resp.Err != nil {
 		t.Fatalf("create: %v %v", err, resp.Err)
 	}
 	active := -1
-	waitUntil(t, 10*time.Second, "an active controller", func() bool {
+	waitWithin(t, 10*time.Second, "an active controller", func() bool {
 		for i, b := range tc.nodes {
 			if b.IsActiveController() {
 				active = i
@@ -290,7 +290,7 @@ func TestThreeNodesControllerLoss(t *testing.T) {
 		}
 	}
 	tc.start(active)
-	waitUntil(t, 30*time.Second, "identical metadata on every node, every ISR full", func() bool {
+	waitWithin(t, 30*time.Second, "identical metadata on every node, every ISR full", func() bool {
 		var dumps []string
 		for _, b := range tc.nodes {
 			dumps = append(dumps, b.MetadataDump())
@@ -319,7 +319,7 @@ func TestThreeNodesControllerLoss(t *testing.T) {
 }
 
 // waitBrokers waits until Metadata lists n brokers.
-func (tc *testCluster) waitBrokers(n int) {
+func (tc *quorumCluster) waitBrokers(n int) {
 	t := tc.t
 	t.Helper()
 	var last string

@@ -12,13 +12,38 @@
 // map is of Partitions, the replication state; logdir knows nothing of
 // it.
 //
-// A node today holds one replica of each partition, so a partition's high
-// watermark is its log end offset once an append returns; the ISR and
-// follower fetching come with replication. The seam they will use is
-// Partition.SetFollowerEndOffset (the other in-sync replicas' lowest end
-// offset: the high watermark is the minimum of it and the leader's) and
-// Partition.ResignLeadership.
+// A Partition never told its role is the single replica of its
+// partition and leads it (a node without replication): an appended
+// record is committed at once. MakeLeader and MakeFollower (the
+// controller's decisions, applied by the broker from the metadata
+// image) hand it to a Replication, which from then on decides every
+// append, read, follower fetch and ISR change under the partition's
+// lock (partition_repl.go), with time from an injectable clock; the
+// high watermark, leader epoch and role it decides are mirrored into
+// atomics, so that consumers' reads and the purgatory take no lock. A
+// single node's image makes it leader of every partition with ISR
+// {self}, which keeps the commit-at-once behaviour. Its leader-epoch
+// cache is loaded from the partition directory's leader-epoch-checkpoint
+// when the partition opens and written (segment.WriteFileAtomic)
+// whenever it changes: when an epoch's first batch is appended, at an
+// election, at a truncation. The file I/O is here rather than in logdir
+// because the cache, its format and the moments it changes are
+// replication's; logdir deletes the file with its directory.
 //
+// The Manager carries the replication of its partitions: the ISR
+// expiration check every half of replica.lag.time.max.ms, the
+// AlterPartition outbox sent through an AlterPartitionSender (the
+// broker's, towards the active controller) with answers fed back, and
+// the follower fetchers (fetcher.go, Kafka's ReplicaFetcherManager and
+// AbstractFetcherThread): num.replica.fetchers loops per leader, each
+// sending one fetch for every partition it follows from that leader
+// through a LeaderEndpoint (the broker's speaks Fetch over TCP;
+// ServeReplicaFetch answers one inside a process, for tests) and
+// dropping answers to a fetch made under an older epoch or from another
+// offset. A follower rebuilds producer state from what it replicates
+// (segment.Log.AppendReplicated), so a new leader deduplicates a
+// producer's retry, and follows the leader's log start offset.
+
 // # Purgatory
 //
 // A Purgatory (Kafka's DelayedOperationPurgatory) holds Operations until
@@ -102,9 +127,10 @@
 // under ours, KIP-279's back-to-back elections, ISR changes, acks=all,
 // fencing), run with github.com/cockroachdb/datadriven, and a property
 // test drives random appends, fetches, crashes that lose unflushed
-// tails, restarts and elections against a simulated controller. The
-// broker does not drive it yet: follower fetchers and the controller
-// that feeds it decisions are the next pieces.
+// tails, restarts and elections against a simulated controller.
+// three_replicas_test.go runs three Managers in one process through
+// acks=all, an ISR shrink and expansion, a failover and the old leader's
+// truncation of its divergent tail.
 //
 // # Concurrency
 //
@@ -112,9 +138,14 @@
 // map replaced whole under its mutex (copy on write): Partition, the
 // lookup of every Produce and Fetch, takes no lock, and no file I/O runs
 // under the mutex (CreatePartition does its file work in logdir
-// unlocked, then publishes). The Manager starts no goroutine of its own
-// (logdir's are listed there). Each Partition is safe for concurrent use:
-// appends serialise in its log, reads run in parallel, its log is
+// unlocked, then publishes). Until Start the Manager runs no goroutine
+// of its own (logdir's are listed there); Start runs the ISR expiration
+// loop, the AlterPartition sender (woken when a partition has one ready,
+// retrying after replica.fetch.backoff.ms when no answer came) and one
+// goroutine per fetcher, all ended by Close. Each Partition is safe for
+// concurrent use: appends serialise in its log (and, once told its role,
+// under its lock with every other replication event: the state machine
+// is not safe for concurrent use), reads run in parallel, its log is
 // swapped atomically (nil while its directory is offline, when every
 // operation returns logdir.ErrOffline), and the events on it complete
 // the delayed operations it satisfies on the goroutine of the event. A

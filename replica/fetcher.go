@@ -196,6 +196,9 @@ func (b *background) fetchLoop(ctx context.Context, f *fetcher) {
 			continue
 		}
 		results, err := b.ep.Fetch(ctx, f.key.leader, req)
+		if ctx.Err() != nil {
+			return // the fetcher was stopped: its answers are not to be applied
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				b.m.rc.Logf("replica fetch failed", "leader", f.key.leader, "err", err)
@@ -217,7 +220,7 @@ func sleep(ctx context.Context, d time.Duration) {
 }
 
 // buildFetch makes the fetch of every partition f follows.
-func (b *background) buildFetch(f *fetcher, cfg FetcherConfig) (ReplicaFetch, map[segment.TopicPartition]*Partition) {
+func (b *background) buildFetch(f *fetcher, cfg FetcherConfig) (ReplicaFetch, map[segment.TopicPartition]asked) {
 	req := ReplicaFetch{ReplicaID: b.m.rc.NodeID, ReplicaEpoch: cfg.BrokerEpoch(), MaxWait: cfg.MaxWait,
 		MinBytes: cfg.MinBytes, MaxBytes: cfg.ResponseMaxBytes}
 	f.mu.Lock()
@@ -226,26 +229,34 @@ func (b *background) buildFetch(f *fetcher, cfg FetcherConfig) (ReplicaFetch, ma
 		parts[tp] = p
 	}
 	f.mu.Unlock()
+	out := make(map[segment.TopicPartition]asked, len(parts))
 	for tp, p := range parts {
 		fr, ok := p.NextFetch()
 		if !ok {
 			continue
 		}
+		out[tp] = asked{p, fr}
 		req.Partitions = append(req.Partitions, ReplicaFetchPartition{TP: tp, TopicID: p.TopicID, FetchOffset: fr.FetchOffset,
 			LastFetchedEpoch: fr.LastFetchedEpoch, CurrentLeaderEpoch: fr.CurrentLeaderEpoch, LogStartOffset: p.StartOffset(), MaxBytes: cfg.MaxBytes})
 	}
-	return req, parts
+	return req, out
+}
+
+// asked is a partition of a fetch in flight and what it asked.
+type asked struct {
+	p   *Partition
+	req FetchRequest
 }
 
 // applyFetch hands each partition its answer; it reports whether one
 // failed (the loop then backs off, as Kafka delays failed partitions).
-func (b *background) applyFetch(parts map[segment.TopicPartition]*Partition, results []ReplicaFetchResult) (failed bool) {
+func (b *background) applyFetch(parts map[segment.TopicPartition]asked, results []ReplicaFetchResult) (failed bool) {
 	for _, r := range results {
-		p := parts[r.TP]
-		if p == nil {
+		a, ok := parts[r.TP]
+		if !ok {
 			continue
 		}
-		if err := p.HandleFetchResponse(r.FetchResponse); err != nil {
+		if err := a.p.HandleFetchResponseTo(a.req, r.FetchResponse); err != nil {
 			b.m.rc.Logf("replica fetch answer not applied", "partition", r.TP.String(), "err", err)
 			failed = true
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -102,7 +103,34 @@ func (m *Manager) MakeLeader(tp segment.TopicPartition, s LeaderAndISR) error {
 		return fmt.Errorf("%s: %w", tp, ErrUnknownPartition)
 	}
 	m.bg.unfollow(tp)
-	return p.MakeLeader(s, m.rc.NowMs())
+	if err := p.MakeLeader(s, m.rc.NowMs()); err != nil {
+		return err
+	}
+	m.bg.mu.Lock()
+	ineligible := m.bg.ineligible
+	m.bg.mu.Unlock()
+	if len(ineligible) > 0 {
+		p.SetIneligible(ineligible)
+	}
+	return nil
+}
+
+// SetIneligibleReplicas names the brokers that may not join any ISR
+// (fenced, in controlled shutdown: the metadata says so) and tells every
+// partition this node leads.
+func (m *Manager) SetIneligibleReplicas(ids []int32) {
+	m.bg.mu.Lock()
+	same := slices.Equal(m.bg.ineligible, ids)
+	m.bg.ineligible = slices.Clone(ids)
+	m.bg.mu.Unlock()
+	if same {
+		return
+	}
+	for _, p := range *m.parts.Load() {
+		if p.Replicated() && p.IsLeader() {
+			p.SetIneligible(ids)
+		}
+	}
 }
 
 // MakeFollower makes this node follow s.Leader for tp and has a fetcher
@@ -168,6 +196,8 @@ type background struct {
 	pending  map[segment.TopicPartition]struct{} // have an AlterPartition ready
 	fetchers map[fetcherKey]*fetcher
 	followed map[segment.TopicPartition]fetcherKey
+
+	ineligible []int32 // brokers that may not join an ISR
 }
 
 func (b *background) init(m *Manager) {

@@ -185,6 +185,12 @@ func (p *Partition) MakeFollower(s LeaderAndISR) error {
 	return p.decide(func(r *Replication) error { return r.BecomeFollower(s) })
 }
 
+// SetIneligible names the brokers that may not join the ISR (see
+// Replication.SetIneligible).
+func (p *Partition) SetIneligible(ids []int32) {
+	_ = p.event(func(r *Replication) error { r.SetIneligible(ids, p.now()); return nil })
+}
+
 // State describes the replication state: role, leader, epochs, ISR.
 func (p *Partition) State() (role Role, s LeaderAndISR) {
 	p.st.Lock()
@@ -337,8 +343,9 @@ func (p *Partition) OffsetForLeaderEpoch(current, requested int32) (EpochEnd, er
 	defer p.st.Unlock()
 	if p.st.repl == nil { // the single replica leads: its own cache
 		c := p.st.epochs
-		if c == nil {
-			c = &EpochCache{}
+		if c == nil || len(c.entries) == 0 {
+			// Every batch carries the one epoch it has led in.
+			c = &EpochCache{entries: []EpochEntry{{p.LeaderEpoch(), l.StartOffset()}}}
 		}
 		e, o := c.EndOffsetFor(requested, l.EndOffset())
 		return EpochEnd{e, o}, nil
@@ -413,7 +420,21 @@ func (p *Partition) NextFetch() (FetchRequest, bool) {
 // leader no longer has this replica's end, the high watermark and log
 // start offset adopted.
 func (p *Partition) HandleFetchResponse(resp FetchResponse) error {
+	return p.HandleFetchResponseTo(FetchRequest{FetchOffset: -1}, resp)
+}
+
+// HandleFetchResponseTo is HandleFetchResponse for the answer to asked:
+// an answer to a fetch made under another leader epoch, or from another
+// offset, is stale (a fetcher of the previous leader answered late) and
+// is dropped, as Kafka's fetcher drops it (AbstractFetcherThread checks
+// the partition's fetch state against the request's). FetchOffset -1
+// skips the check.
+func (p *Partition) HandleFetchResponseTo(asked FetchRequest, resp FetchResponse) error {
 	return p.event(func(r *Replication) error {
+		if asked.FetchOffset >= 0 && (r.Role() != RoleFollower || r.LeaderEpoch() != asked.CurrentLeaderEpoch ||
+			p.st.rlog.EndOffset() != asked.FetchOffset) {
+			return nil
+		}
 		if resp.Err != nil && errors.Is(resp.Err, kerr.OffsetOutOfRange) {
 			if reset, err := r.HandleOutOfRange(resp.LogStartOffset); reset || err != nil {
 				return err

@@ -1,11 +1,14 @@
 package replica_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -166,4 +169,113 @@ func TestSingleNodeImageKeepsCommitAtOnce(t *testing.T) {
 	if done, err := p.ProduceStatus(5); !done || err != nil {
 		t.Fatalf("produce status %v %v", done, err)
 	}
+}
+
+// Kafka: Partition.isReplicaIsrEligible: a fenced broker, or one in
+// controlled shutdown, is never proposed for the ISR, and the leader does
+// not hold its high watermark for it as a replica about to join.
+func TestIneligibleReplicaNeitherJoinsNorHoldsTheHighWatermark(t *testing.T) {
+	m := openReplicated(t, t.TempDir(), 1)
+	defer m.Close()
+	part := tp("fenced", 0)
+	p, _ := m.CreatePartition(part, replica.TopicID{6})
+	if err := m.MakeLeader(part, replica.LeaderAndISR{Leader: 1, LeaderEpoch: 1, ISR: []int32{1, 2}, Replicas: []int32{1, 2, 3}}); err != nil {
+		t.Fatal(err)
+	}
+	m.SetIneligibleReplicas([]int32{3})
+	fetch := func(id int32, off int64) {
+		t.Helper()
+		if _, _, err := p.ReadForFollower(replica.FetchRequest{ReplicaID: id, FetchOffset: off, LastFetchedEpoch: -1, CurrentLeaderEpoch: 1}, 1<<20, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Replica 3 fetched at 0 when the log was empty (caught up: about to
+	// join, were it eligible); then replica 2 reaches the end: the high
+	// watermark goes there.
+	fetch(3, 0)
+	if _, err := p.AppendRecordsToLeader(segmenttest.Batch(t, 2, 10, 1, 0), -1, 2); err != nil {
+		t.Fatal(err)
+	}
+	fetch(2, 2)
+	if p.HighWatermark() != 2 {
+		t.Fatalf("hw %d: held for an ineligible replica", p.HighWatermark())
+	}
+	fetch(3, 2)
+	if a, ok := p.TakeAlterPartition(); ok {
+		t.Fatalf("proposed %+v with replica 3 ineligible", a)
+	}
+	m.SetIneligibleReplicas(nil)
+	fetch(3, 2)
+	if a, ok := p.TakeAlterPartition(); !ok || !slices.Equal(a.ISR, []int32{1, 2, 3}) {
+		t.Fatalf("eligible again: %+v %v", a, ok)
+	}
+}
+
+// Kafka: AbstractFetcherThread.handleOutOfRangeError: a follower whose
+// end is below the leader's log start (retention or DeleteRecords on the
+// leader) restarts its log, empty, at the leader's start offset.
+func TestFollowerRestartsAtTheLeadersLogStart(t *testing.T) {
+	m := openReplicated(t, t.TempDir(), 2)
+	defer m.Close()
+	part := tp("behind", 0)
+	p, _ := m.CreatePartition(part, replica.TopicID{8})
+	if err := m.MakeFollower(part, replica.LeaderAndISR{Leader: 1, LeaderEpoch: 4, ISR: []int32{1}, Replicas: []int32{1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	err := p.HandleFetchResponse(replica.FetchResponse{Err: kerr.OffsetOutOfRange, LogStartOffset: 120, HighWatermark: 150})
+	if err != nil || p.StartOffset() != 120 || p.EndOffset() != 120 || p.HighWatermark() != 120 {
+		t.Fatalf("after OFFSET_OUT_OF_RANGE: %v, start %d end %d hw %d", err, p.StartOffset(), p.EndOffset(), p.HighWatermark())
+	}
+	if f, ok := p.NextFetch(); !ok || f.FetchOffset != 120 {
+		t.Fatalf("next fetch %+v", f)
+	}
+}
+
+// Kafka: the isr-expiration task runs by itself every half of
+// replica.lag.time.max.ms: a follower that stopped fetching leaves the
+// ISR through an AlterPartition the Manager sends.
+func TestISRExpirationRunsOnItsOwn(t *testing.T) {
+	var now atomic.Int64
+	now.Store(1_000_000)
+	m, err := replica.OpenReplicated(logdir.Config{LogDirs: []string{t.TempDir()},
+		LogConfig: func(string) segment.Config { return segment.DefaultConfig() }},
+		replica.ManagerConfig{NodeID: 1, ReplicaLagTimeMaxMs: 1000, NowMs: now.Load, ISRCheckInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	part := tp("expire", 0)
+	p, _ := m.CreatePartition(part, replica.TopicID{9})
+	if err := m.MakeLeader(part, replica.LeaderAndISR{Leader: 1, LeaderEpoch: 1, ISR: []int32{1, 2}, Replicas: []int32{1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.AppendRecordsToLeader(segmenttest.Batch(t, 1, 10, 1, 0), 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	sent := make(chan replica.AlterPartitionItem, 1)
+	m.Start(senderFunc(func(items []replica.AlterPartitionItem) ([]replica.AlterPartitionResult, error) {
+		sent <- items[0]
+		return []replica.AlterPartitionResult{{TP: items[0].TP, New: replica.LeaderAndISR{Leader: 1, LeaderEpoch: 1, PartitionEpoch: 1, ISR: items[0].ISR}}}, nil
+	}), nil)
+	select {
+	case it := <-sent:
+		t.Fatalf("ISR change %+v before replica.lag.time.max.ms", it)
+	case <-time.After(50 * time.Millisecond):
+	}
+	now.Add(1001)
+	select {
+	case it := <-sent:
+		if !slices.Equal(it.ISR, []int32{1}) || it.TP != part {
+			t.Fatalf("sent %+v", it)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no AlterPartition after replica.lag.time.max.ms")
+	}
+	waitFor(t, "the ISR answer applied", func() bool { _, s := p.State(); return slices.Equal(s.ISR, []int32{1}) })
+}
+
+type senderFunc func([]replica.AlterPartitionItem) ([]replica.AlterPartitionResult, error)
+
+func (f senderFunc) AlterPartition(_ context.Context, items []replica.AlterPartitionItem) ([]replica.AlterPartitionResult, error) {
+	return f(items)
 }

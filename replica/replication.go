@@ -102,10 +102,11 @@ type Replication struct {
 	hw             int64
 	epochStart     int64 // leader: the log end when it took leadership
 
-	followers map[int32]*follower
-	inflight  *AlterPartition // proposed, not yet answered
-	maximal   []int32         // the ISR for the high watermark while inflight is set
-	unsent    bool            // inflight is to be (re)sent
+	followers  map[int32]*follower
+	ineligible []int32         // brokers fenced or shutting down: kept out of the ISR and of the high watermark
+	inflight   *AlterPartition // proposed, not yet answered
+	maximal    []int32         // the ISR for the high watermark while inflight is set
+	unsent     bool            // inflight is to be (re)sent
 }
 
 // NewReplication restores a replica from its log, its epoch cache and the
@@ -135,6 +136,15 @@ func (r *Replication) EpochCache() *EpochCache {
 // SetMinInsyncReplicas applies a new min.insync.replicas (a topic's
 // configuration changed): Kafka reads it at every append.
 func (r *Replication) SetMinInsyncReplicas(n int) { r.cfg.MinInsyncReplicas = n }
+
+// SetIneligible names the brokers that may not join the ISR (Kafka's
+// isReplicaIsrEligible: fenced, in controlled shutdown): a leader
+// neither proposes them nor waits for them as replicas about to join
+// when it moves the high watermark.
+func (r *Replication) SetIneligible(ids []int32, nowMs int64) {
+	r.ineligible = slices.Clone(ids)
+	r.maybeIncrementHW(nowMs)
+}
 
 // Replicas is the partition's assignment as last decided.
 func (r *Replication) Replicas() []int32 { return slices.Clone(r.replicas) }

@@ -9,10 +9,11 @@ import (
 
 // maybeExpandISR proposes adding a follower that has caught up to the
 // high watermark and to the start of this leader's epoch (Kafka's
-// isFollowerInSync), unless an ISR change is already in flight.
+// isFollowerInSync) and is eligible, unless an ISR change is already in
+// flight.
 func (r *Replication) maybeExpandISR(id int32) {
 	f := r.followers[id]
-	if r.inflight != nil || slices.Contains(r.isr, id) || f.logEnd < r.hw || f.logEnd < r.epochStart {
+	if r.inflight != nil || slices.Contains(r.isr, id) || slices.Contains(r.ineligible, id) || f.logEnd < r.hw || f.logEnd < r.epochStart {
 		return
 	}
 	next := append(slices.Clone(r.isr), id)

@@ -145,7 +145,7 @@ func (r *Replication) maybeIncrementHW(nowMs int64) {
 	}
 	hw, maximal := r.log.EndOffset(), r.MaximalISR()
 	for id, f := range r.followers {
-		joining := f.logEnd >= 0 && r.caughtUp(f, nowMs) // fetched, and about to be added
+		joining := f.logEnd >= 0 && r.caughtUp(f, nowMs) && !slices.Contains(r.ineligible, id) // fetched, and about to be added
 		if f.logEnd < hw && (slices.Contains(maximal, id) || joining) {
 			hw = f.logEnd
 		}
