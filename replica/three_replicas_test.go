@@ -284,7 +284,10 @@ func TestThreeReplicasAcksAllFailover(t *testing.T) {
 				t.Fatalf("node %d has acknowledged %s %d times: %v", id, v, n, got)
 			}
 		}
-		if slices.Contains(got, "lost0") {
+		// The unacknowledged tail is gone everywhere, unless a fetch of
+		// follower 2 in flight when the leader "died" took it first: then
+		// the new leader has it and so does everyone (checked above).
+		if n := count(got, "lost0"); n > 1 || (n == 1 && !slices.Contains(want, "lost0")) {
 			t.Fatalf("node %d kept the dead leader's divergent tail: %v", id, got)
 		}
 	}
