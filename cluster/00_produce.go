@@ -10,14 +10,18 @@ package cluster
 // (produce_validate.go) before they are stored verbatim (codec kept).
 //
 // acks=0 sends no response (an error closes the connection, as Kafka's
-// CloseConnectionResponse); acks=1 answers after the local append;
+// CloseConnectionResponse); acks=1 answers after the leader's append;
 // acks=all answers once the high watermark of every partition appended
 // to has passed the last offset appended (replica.DelayedProduce, parked
 // in the broker's purgatory until then or until the request's timeout:
 // REQUEST_TIMED_OUT), which with one replica is at once. acks=all with
-// min.insync.replicas above 1 gets NOT_ENOUGH_REPLICAS and writes
-// nothing. message.timestamp.type=LogAppendTime stamps each batch with
-// the broker's clock.
+// an ISR smaller than min.insync.replicas gets NOT_ENOUGH_REPLICAS and
+// writes nothing; one whose ISR shrank below it before the high
+// watermark got there gets NOT_ENOUGH_REPLICAS_AFTER_APPEND. A broker
+// that does not lead a partition answers NOT_LEADER_OR_FOLLOWER with, from
+// v10, the leader it knows and its endpoint (KIP-951).
+// message.timestamp.type=LogAppendTime stamps each batch with the
+// broker's clock.
 //
 // Not served: transactions (no transaction coordinator yet), and
 // recompression for a topic whose compression.type is not "producer"
@@ -70,14 +74,16 @@ func serveProduce(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vn
 		b.parkProduce(r.Version, req.TimeoutMillis, resp, acks, where, respond)
 		return nil
 	}
+	b.addCurrentLeaders(r.Version, resp)
 	return resp
 }
 
-// acknowledged reports whether the high watermark has passed every
-// partition's last appended offset already (always, with one replica).
+// acknowledged reports whether every partition's acks=all is settled
+// without error already (at once with one replica): the high watermark
+// passed its last appended offset with enough replicas in sync.
 func acknowledged(acks []replica.ProducePartition) bool {
 	for _, a := range acks {
-		if a.Partition.HighWatermark() < a.RequiredOffset {
+		if done, err := a.Partition.ProduceStatus(a.RequiredOffset); !done || err != nil {
 			return false
 		}
 	}
@@ -93,6 +99,7 @@ func (b *Broker) parkProduce(version int16, timeoutMs int32, resp *kmsg.ProduceR
 				resp.Topics[where[i][0]].Partitions[where[i][1]].ErrorCode = errorCode(pp.Err)
 			}
 		}
+		b.addCurrentLeaders(version, resp)
 		resp.SetVersion(version)
 		respond(bytesResponse(resp.AppendTo(nil)))
 	})
@@ -115,10 +122,6 @@ func (b *Broker) producePartition(gate produceGate, version, acks int16, topic s
 		return sp
 	}
 	tc := b.topicConfig(topic)
-	if acks == -1 && tc.MinInsyncReplicas() > 1 {
-		sp.ErrorCode = kerr.NotEnoughReplicas.Code
-		return sp
-	}
 	records, err := produceRecords(version, rp.Records)
 	if err != nil {
 		sp.ErrorCode = errorCode(err)
@@ -132,7 +135,7 @@ func (b *Broker) producePartition(gate produceGate, version, acks int16, topic s
 		stampLogAppendTime(records, now)
 		sp.LogAppendTime = now
 	}
-	info, err := part.AppendAsLeader(records)
+	info, err := part.AppendRecordsToLeader(records, acks, tc.MinInsyncReplicas())
 	if err != nil {
 		sp.ErrorCode = errorCode(err)
 		b.log.Debug("produce failed", "topic", topic, "partition", rp.Partition, "err", err)

@@ -19,9 +19,21 @@ package cluster
 // magic 0 (v0-1) or magic 1 (v2-3) message sets (fetch_legacy.go), which
 // costs a copy, as it does in Kafka.
 //
+// A follower's fetch is recognised by its replica id (ReplicaState from
+// v15, ReplicaID before; never by client id): it reads up to the log end
+// rather than the high watermark, from the same file-region path,
+// updates the follower's fetch state on the leader (the ISR, the high
+// watermark, waiting acks=all produces), and gets KIP-595's
+// DivergingEpoch instead of records when its LastFetchedEpoch shows its
+// log diverged. A broker that is not the partition's leader, or a fetch
+// from a broker not assigned the partition, gets NOT_LEADER_OR_FOLLOWER;
+// a CurrentLeaderEpoch (v9+) older or newer than the leader's gets
+// FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH (KIP-320); from v16 such
+// answers carry the leader and its endpoint (KIP-951).
+//
 // Not served: fetch sessions (KIP-227: the session id answered is 0, so
-// clients send full fetches, which Kafka allows); follower fetches
-// (replication comes later); preferred read replicas (-1).
+// clients send full fetches, which Kafka allows); preferred read
+// replicas (-1; KIP-392).
 
 import (
 	"time"
@@ -29,6 +41,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/metadata"
 	vnet "github.com/varve/varve/net"
 	"github.com/varve/varve/pagecache"
 	"github.com/varve/varve/replica"
@@ -47,6 +60,11 @@ type fetchPart struct {
 	part           *replica.Partition
 	offset         int64
 	partitionBytes int32
+
+	leaderEpoch      int32             // the request's CurrentLeaderEpoch (v9+), -1 unchecked
+	lastFetchedEpoch int32             // a follower's LastFetchedEpoch (v12+), -1 absent
+	diverging        *replica.EpochEnd // KIP-595, to a follower
+	currentLeader    *[2]int32         // KIP-951: leader id and epoch; nil when not told
 }
 
 type fetchTopic struct {
@@ -58,31 +76,41 @@ type fetchTopic struct {
 func serveFetch(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.FetchRequest)
 	topics := b.resolveFetch(r.Version, req)
-	bytes, failed := b.readFetch(topics, req.MaxBytes)
+	from := fetchReplicaID(r.Version, req)
+	bytes, failed := b.readFetch(topics, req.MaxBytes, from)
 	if req.MaxWaitMillis <= 0 || bytes >= int64(req.MinBytes) || failed {
 		respond(b.fetchResponse(r.Version, topics))
 		return nil
 	}
-	b.parkFetch(r.Version, req, topics, respond)
+	b.parkFetch(r.Version, req, topics, from, respond)
 	return nil
+}
+
+// fetchReplicaID is the fetching follower's broker id, -1 for a
+// consumer: ReplicaState.ReplicaId from v15, ReplicaID before.
+func fetchReplicaID(version int16, req *kmsg.FetchRequest) int32 {
+	if version >= 15 {
+		return req.ReplicaState.ID
+	}
+	return req.ReplicaID
 }
 
 // parkFetch puts a fetch in the purgatory. What it holds while it waits
 // is its partitions (one entry each, duplicates collapsed) and a few
 // words: not the request, nor a goroutine.
-func (b *Broker) parkFetch(version int16, req *kmsg.FetchRequest, topics []fetchTopic, respond func(vnet.Response)) {
+func (b *Broker) parkFetch(version int16, req *kmsg.FetchRequest, topics []fetchTopic, from int32, respond func(vnet.Response)) {
 	maxBytes := req.MaxBytes
 	f := &replica.DelayedFetch{MinBytes: req.MinBytes, MaxBytes: maxBytes, Online: b.hosted}
 	for _, t := range topics {
 		for _, fp := range t.parts {
 			if fp.part != nil {
-				f.Parts = append(f.Parts, replica.FetchPartition{Partition: fp.part, Offset: fp.offset, MaxBytes: fp.partitionBytes})
+				f.Parts = append(f.Parts, replica.FetchPartition{Partition: fp.part, Offset: fp.offset, MaxBytes: fp.partitionBytes, ToLogEnd: from >= 0})
 			}
 		}
 	}
 	f.Complete = func(bool) {
 		// Satisfied or expired, the response is read again from the logs.
-		b.readFetch(topics, maxBytes)
+		b.readFetch(topics, maxBytes, from)
 		respond(b.fetchResponse(version, topics))
 	}
 	b.purgatory.Watch(f, time.Duration(req.MaxWaitMillis)*time.Millisecond, f.Keys()...)
@@ -126,7 +154,14 @@ func (b *Broker) resolveFetch(version int16, req *kmsg.FetchRequest) []fetchTopi
 				continue
 			}
 			seen.add(key, len(topics), len(ft.parts))
-			fp := fetchPart{partition: rp.Partition, hw: -1, logStart: -1, offset: rp.FetchOffset, partitionBytes: rp.PartitionMaxBytes}
+			fp := fetchPart{partition: rp.Partition, hw: -1, logStart: -1, offset: rp.FetchOffset, partitionBytes: rp.PartitionMaxBytes,
+				leaderEpoch: -1, lastFetchedEpoch: -1}
+			if version >= 9 {
+				fp.leaderEpoch = rp.CurrentLeaderEpoch
+			}
+			if version >= 12 {
+				fp.lastFetchedEpoch = rp.LastFetchedEpoch
+			}
 			switch {
 			case !known:
 				fp.errorCode = kerr.UnknownTopicID.Code
@@ -199,9 +234,11 @@ func (x *fetchIndex) part(topics []fetchTopic, cur *fetchTopic, at [2]int) *fetc
 	return &topics[at[0]].parts[at[1]]
 }
 
-// readFetch reads every partition within the response budget and says
-// how many bytes it found and whether any partition failed.
-func (b *Broker) readFetch(topics []fetchTopic, maxBytes int32) (int64, bool) {
+// readFetch reads every partition within the response budget, for a
+// consumer (from < 0) or the follower from, and says how many bytes it
+// found and whether any partition must answer at once (an error, a
+// diverging epoch).
+func (b *Broker) readFetch(topics []fetchTopic, maxBytes int32, from int32) (int64, bool) {
 	budget := int64(maxBytes)
 	if budget <= 0 {
 		budget = 1 << 62
@@ -215,16 +252,43 @@ func (b *Broker) readFetch(topics []fetchTopic, maxBytes int32) (int64, bool) {
 				failed = failed || fp.errorCode != 0
 				continue
 			}
-			fp.hw, fp.logStart = fp.part.HighWatermark(), fp.part.StartOffset()
-			limit := min(int64(fp.partitionBytes), budget)
-			region, err := fp.part.Read(fp.offset, int(max(limit, 0)), total == 0)
-			fp.errorCode, fp.records = errorCode(err), region
-			failed = failed || err != nil
-			total += region.Len
-			budget -= region.Len
+			limit := int(max(min(int64(fp.partitionBytes), budget), 0))
+			var err error
+			if from >= 0 {
+				err = readForFollower(fp, from, limit, total == 0)
+			} else {
+				err = readForConsumer(fp, limit, total == 0)
+			}
+			fp.errorCode = errorCode(err)
+			failed = failed || err != nil || fp.diverging != nil
+			total += fp.records.Len
+			budget -= fp.records.Len
 		}
 	}
 	return total, failed
+}
+
+// readForConsumer reads up to the high watermark after KIP-320's check
+// of the request's CurrentLeaderEpoch.
+func readForConsumer(fp *fetchPart, limit int, minOneBatch bool) error {
+	fp.hw, fp.logStart, fp.records = fp.part.HighWatermark(), fp.part.StartOffset(), pagecache.Region{}
+	if err := fp.part.CheckLeaderEpoch(fp.leaderEpoch); err != nil {
+		return err
+	}
+	region, err := fp.part.Read(fp.offset, limit, minOneBatch)
+	fp.records = region
+	return err
+}
+
+// readForFollower serves a follower's fetch up to the log end.
+func readForFollower(fp *fetchPart, from int32, limit int, minOneBatch bool) error {
+	req := replica.FetchRequest{ReplicaID: from, FetchOffset: fp.offset, LastFetchedEpoch: fp.lastFetchedEpoch, CurrentLeaderEpoch: fp.leaderEpoch}
+	d, region, err := fp.part.ReadForFollower(req, limit, minOneBatch)
+	fp.hw, fp.logStart, fp.records, fp.diverging = d.HighWatermark, d.LogStartOffset, region, d.Diverging
+	if err != nil {
+		fp.hw, fp.logStart = fp.part.HighWatermark(), fp.part.StartOffset()
+	}
+	return err
 }
 
 func (b *Broker) fetchResponse(version int16, topics []fetchTopic) vnet.Response {
@@ -238,5 +302,41 @@ func (b *Broker) fetchResponse(version int16, topics []fetchTopic) vnet.Response
 	if version < 4 {
 		return legacyFetchResponse(version, topics)
 	}
-	return vnet.Response{Parts: encodeFetchResponse(version, topics)}
+	return vnet.Response{Parts: encodeFetchResponse(version, topics, b.fetchLeaders(version, topics))}
+}
+
+// fetchLeaders fills KIP-951's CurrentLeader (Fetch v16+) of every
+// partition answered NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH, and
+// returns the endpoints of the leaders named (NodeEndpoints).
+func (b *Broker) fetchLeaders(version int16, topics []fetchTopic) []kmsg.FetchResponseBroker {
+	if version < 16 {
+		return nil
+	}
+	var out []kmsg.FetchResponseBroker
+	for ti := range topics {
+		for pi := range topics[ti].parts {
+			fp := &topics[ti].parts[pi]
+			if !movedLeader(fp.errorCode) {
+				continue
+			}
+			id, epoch, ep, ok := b.leaderOf(topics[ti].name, fp.partition)
+			if !ok || id == b.nodeID {
+				continue
+			}
+			fp.currentLeader = &[2]int32{id, epoch}
+			out = appendFetchBroker(out, id, ep)
+		}
+	}
+	return out
+}
+
+func appendFetchBroker(out []kmsg.FetchResponseBroker, id int32, ep metadata.Endpoint) []kmsg.FetchResponseBroker {
+	for _, br := range out {
+		if br.NodeID == id {
+			return out
+		}
+	}
+	nb := kmsg.NewFetchResponseBroker()
+	nb.NodeID, nb.Host, nb.Port = id, ep.Host, ep.Port
+	return append(out, nb)
 }

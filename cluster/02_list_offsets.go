@@ -7,11 +7,18 @@ package cluster
 // offset, which equals it without transactions), -3 (v7+) the offset of
 // the largest timestamp, and any other timestamp the first offset whose
 // record timestamp is at least it, or -1 when there is none. Version 0
-// answers in the old form (a list of offsets).
+// answers in the old form (a list of offsets). A CurrentLeaderEpoch
+// (v4+) is checked as KIP-320 says (FENCED_LEADER_EPOCH,
+// UNKNOWN_LEADER_EPOCH), a broker that does not lead the partition
+// answers NOT_LEADER_OR_FOLLOWER, and a new leader whose high watermark
+// has not reached the start of its epoch answers OFFSET_NOT_AVAILABLE
+// for the latest offset (KIP-207), so that no client sees an offset the
+// leader might still lose.
 
 import (
 	"fmt"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/varve/varve/logdir"
@@ -34,7 +41,17 @@ func serveListOffsets(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet
 			sp.Partition = rp.Partition
 			p, err := b.partition(rt.Topic, rp.Partition)
 			if err == nil {
+				epoch := int32(-1)
+				if r.Version >= 4 {
+					epoch = rp.CurrentLeaderEpoch
+				}
+				err = p.CheckLeaderEpoch(epoch)
+			}
+			if err == nil {
 				sp.Timestamp, sp.Offset, err = listOffset(p, rp.Timestamp)
+			}
+			if err == nil && r.Version >= 4 {
+				sp.LeaderEpoch = p.LeaderEpoch()
 			}
 			sp.ErrorCode = errorCode(err)
 			if err != nil {
@@ -58,6 +75,9 @@ func listOffset(p *replica.Partition, ts int64) (timestamp, offset int64, err er
 	case -2:
 		return -1, p.StartOffset(), nil
 	case -1:
+		if !p.HighWatermarkKnown() {
+			return -1, -1, kerr.OffsetNotAvailable
+		}
 		return -1, p.HighWatermark(), nil
 	case -3:
 		off, rts, _, err := p.MaxTimestampOffset() // KIP-734

@@ -14,6 +14,7 @@ import (
 
 	"github.com/varve/varve/config"
 	vnet "github.com/varve/varve/net"
+	"github.com/varve/varve/quorum"
 	"github.com/varve/varve/replica"
 	"github.com/varve/varve/segment"
 )
@@ -36,13 +37,15 @@ type Broker struct {
 	cleaners     *cleaners
 	groups       *groupCoordinator
 	purgatory    *replica.Purgatory // delayed fetches and acks=all produces
+	repl         replication        // replicas.go: images applied to the replicas, fetchers' wire
 
 	// In a cluster (controller.quorum.voters set) metadata changes go to
 	// the active controller through ctrl; nil on a single node, whose
 	// metadata file is its own. See controller_forward.go.
-	ctrl        controllerChannel
-	brokerEpoch func() int64 // this broker's registration epoch, for the controller
-	pids        controllerPIDs
+	ctrl      controllerChannel
+	pids      controllerPIDs
+	quorum    *quorum.Node      // this node's member of the controller quorum; nil on a single node
+	lifecycle *quorum.Lifecycle // registration and heartbeats; nil on a single node
 
 	mu       sync.Mutex
 	lis      []stdnet.Listener
@@ -71,19 +74,28 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 	if b.host, b.port, err = advertised(cfg); err != nil {
 		return nil, err
 	}
-	if b.meta, err = openMetaSource(cfg.LogDirs[0], cfg.ClusterID, b.registration(), nil); err != nil {
+	if inQuorum(cfg) {
+		err = b.openQuorum()
+	} else {
+		b.meta, err = openMetaSource(cfg.LogDirs[0], cfg.ClusterID, b.registration(), nil)
+	}
+	if err != nil {
 		return nil, err
 	}
 	b.quota = newMutationQuota(cfg.ControllerMutationRate, cfg.ControllerQuotaWindowNum, time.Duration(cfg.ControllerQuotaWindowSizeSeconds)*time.Second, time.Now)
 	b.metrics = newMetrics(b) // before the logs open: they report flushes to it
-	b.parts, err = replica.Open(b.replicaConfig())
+	b.parts, err = replica.OpenReplicated(b.replicaConfig(), b.replicationConfig())
 	if err != nil {
 		return nil, err
 	}
 	segment.CheckFileLimit(len(b.parts.Partitions()), nil, logger) // raise RLIMIT_NOFILE; say so if too low
-	if err := b.reconcile(); err != nil {
-		b.parts.Close()
-		return nil, err
+	if b.quorum == nil {
+		// A single node's metadata file and its directories agree after
+		// this; in a cluster the replica manager follows the image.
+		if err := b.reconcile(); err != nil {
+			b.parts.Close()
+			return nil, err
+		}
 	}
 	b.groups = b.newGroupCoordinator()
 	if b.server, err = newServer(cfg, b); err != nil {
@@ -130,7 +142,15 @@ func brokerListeners(cfg *config.Broker, ls []config.Listener) []config.Listener
 
 // Start listens on every configured listener and serves until Shutdown.
 func (b *Broker) Start() error {
+	if b.quorum != nil {
+		// The controller listener first: the other voters are waiting
+		// for this node to elect a controller.
+		if err := b.quorum.Start(); err != nil {
+			return err
+		}
+	}
 	b.groups.start()
+	b.startReplication()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, l := range brokerListeners(b.cfg, b.cfg.Listeners) {
@@ -142,8 +162,10 @@ func (b *Broker) Start() error {
 		if b.port == 0 && len(b.lis) == 1 {
 			// listeners=...:0 picks a free port; advertise the one chosen.
 			b.port = int32(ln.Addr().(*stdnet.TCPAddr).Port)
-			if err := b.meta.register(b.registration()); err != nil {
-				return err
+			if b.quorum == nil {
+				if err := b.meta.register(b.registration()); err != nil {
+					return err
+				}
 			}
 		}
 		b.bg.Add(1)
@@ -157,6 +179,9 @@ func (b *Broker) Start() error {
 	}
 	b.metrics.start(b.cfg.MetricsListener)
 	b.startCleaners()
+	if b.quorum != nil {
+		b.startLifecycle()
+	}
 	return nil
 }
 
@@ -184,15 +209,52 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	close(b.stopping)
 	b.mu.Unlock()
 	start := time.Now()
-	b.groups.shutdown() // answers parked JoinGroups, which the server would wait for
-	b.purgatory.Close() // answers parked fetches and produces, likewise
+	b.controlledShutdown(ctx) // leaderships move to other replicas first
+	b.groups.shutdown()       // answers parked JoinGroups, which the server would wait for
+	b.purgatory.Close()       // answers parked fetches and produces, likewise
 	err := b.server.Shutdown(ctx)
 	b.bg.Wait()
 	b.stopCleaners()
 	b.metrics.stop()
 	err = errors.Join(err, b.parts.Close())
+	b.stopReplication()
+	err = errors.Join(err, b.stopQuorum(ctx))
 	b.log.Info("shut down", "took", time.Since(start), "err", err)
 	return err
+}
+
+// Kill stops the node as abruptly as a process can be stopped from
+// inside: no controlled shutdown, no goodbye to the quorum, connections
+// cut, requests in flight dropped. The logs are closed (a process
+// killed with SIGKILL keeps what reached the page cache, which closing
+// keeps too). Tests use it for a node's sudden death; use Shutdown
+// otherwise.
+func (b *Broker) Kill() {
+	b.mu.Lock()
+	select {
+	case <-b.stopping:
+		b.mu.Unlock()
+		return
+	default:
+	}
+	close(b.stopping)
+	b.mu.Unlock()
+	if b.quorum != nil {
+		b.quorum.Kill()
+	}
+	if b.lifecycle != nil {
+		b.lifecycle.Stop()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	b.groups.shutdown()
+	b.purgatory.Close()
+	b.server.Shutdown(ctx)
+	b.bg.Wait()
+	b.stopCleaners()
+	b.metrics.stop()
+	b.parts.Close()
+	b.stopReplication()
 }
 
 // Serve implements net.Handler: decode, dispatch, encode.

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	vnet "github.com/varve/varve/net"
 )
@@ -11,7 +12,7 @@ import (
 // each partition's records as a file region between byte parts, so that
 // they reach the socket through sendfile. fetch_encode_test.go checks it
 // byte for byte against kmsg's encoder at every version served.
-func encodeFetchResponse(version int16, topics []fetchTopic) []vnet.Part {
+func encodeFetchResponse(version int16, topics []fetchTopic, brokers []kmsg.FetchResponseBroker) []vnet.Part {
 	flexible := version >= 12
 	var parts []vnet.Part
 	buf := make([]byte, 0, 256)
@@ -45,7 +46,7 @@ func encodeFetchResponse(version int16, topics []fetchTopic) []vnet.Part {
 				buf = make([]byte, 0, 128)
 			}
 			if flexible {
-				buf = kbin.AppendUvarint(buf, 0) // partition tagged fields
+				buf = appendFetchPartitionTags(buf, fp)
 			}
 		}
 		if flexible {
@@ -53,9 +54,61 @@ func encodeFetchResponse(version int16, topics []fetchTopic) []vnet.Part {
 		}
 	}
 	if flexible {
-		buf = kbin.AppendUvarint(buf, 0) // response tagged fields
+		buf = appendFetchResponseTags(buf, version, brokers)
 	}
 	return append(parts, vnet.Part{Bytes: buf})
+}
+
+// appendFetchPartitionTags writes a partition's tagged fields (v12+):
+// tag 0 DivergingEpoch {Epoch int32, EndOffset int64} (KIP-595), tag 1
+// CurrentLeader {LeaderId int32, LeaderEpoch int32} (KIP-951), each a
+// struct ending in its own empty tag section, in tag order.
+func appendFetchPartitionTags(buf []byte, fp *fetchPart) []byte {
+	n := 0
+	if fp.diverging != nil {
+		n++
+	}
+	if fp.currentLeader != nil {
+		n++
+	}
+	buf = kbin.AppendUvarint(buf, uint32(n))
+	if fp.diverging != nil {
+		buf = kbin.AppendUvarint(buf, 0)
+		buf = kbin.AppendUvarint(buf, 4+8+1)
+		buf = kbin.AppendInt32(buf, fp.diverging.Epoch)
+		buf = kbin.AppendInt64(buf, fp.diverging.EndOffset)
+		buf = kbin.AppendUvarint(buf, 0)
+	}
+	if fp.currentLeader != nil {
+		buf = kbin.AppendUvarint(buf, 1)
+		buf = kbin.AppendUvarint(buf, 4+4+1)
+		buf = kbin.AppendInt32(buf, fp.currentLeader[0])
+		buf = kbin.AppendInt32(buf, fp.currentLeader[1])
+		buf = kbin.AppendUvarint(buf, 0)
+	}
+	return buf
+}
+
+// appendFetchResponseTags writes the response's tagged fields: tag 0
+// NodeEndpoints (v16+, KIP-951): [NodeId int32, Host compact string,
+// Port int32, Rack compact nullable string, tags].
+func appendFetchResponseTags(buf []byte, version int16, brokers []kmsg.FetchResponseBroker) []byte {
+	if version < 16 || len(brokers) == 0 {
+		return kbin.AppendUvarint(buf, 0)
+	}
+	var body []byte
+	body = kbin.AppendCompactArrayLen(body, len(brokers))
+	for _, br := range brokers {
+		body = kbin.AppendInt32(body, br.NodeID)
+		body = kbin.AppendCompactString(body, br.Host)
+		body = kbin.AppendInt32(body, br.Port)
+		body = kbin.AppendCompactNullableString(body, br.Rack)
+		body = kbin.AppendUvarint(body, 0)
+	}
+	buf = kbin.AppendUvarint(buf, 1)
+	buf = kbin.AppendUvarint(buf, 0)
+	buf = kbin.AppendUvarint(buf, uint32(len(body)))
+	return append(buf, body...)
 }
 
 func appendFetchPartitionHead(buf []byte, version int16, fp *fetchPart) []byte {

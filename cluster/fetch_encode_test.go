@@ -10,6 +10,7 @@ import (
 
 	vnet "github.com/varve/varve/net"
 	"github.com/varve/varve/pagecache"
+	"github.com/varve/varve/replica"
 )
 
 // The hand-written Fetch response encoder must produce exactly what
@@ -32,8 +33,8 @@ func TestFetchEncodingMatchesKmsg(t *testing.T) {
 		{name: "empty", id: [16]byte{9}, parts: []fetchPart{{partition: 3, hw: 0, logStart: 0}}},
 	}
 	for v := int16(4); v <= 17; v++ {
-		got := flatten(t, encodeFetchResponse(v, topics))
-		want := kmsgFetch(v, topics, data)
+		got := flatten(t, encodeFetchResponse(v, topics, nil))
+		want := kmsgFetch(v, topics, data, nil)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("v%d: %d bytes, kmsg encodes %d bytes", v, len(got), len(want))
 		}
@@ -61,7 +62,31 @@ func flatten(t *testing.T, parts []vnet.Part) []byte {
 	return out
 }
 
-func kmsgFetch(v int16, topics []fetchTopic, data []byte) []byte {
+// Kafka: KIP-595's DivergingEpoch (v12+) and KIP-951's CurrentLeader
+// (v12+ as a tag) and NodeEndpoints (v16+) in the hand-written encoder
+// as kmsg encodes them.
+func TestFetchEncodingTaggedFieldsMatchKmsg(t *testing.T) {
+	rack := "r1"
+	topics := []fetchTopic{{name: "moved", id: [16]byte{4}, parts: []fetchPart{
+		{partition: 0, hw: 10, logStart: 0, diverging: &replica.EpochEnd{Epoch: 3, EndOffset: 42}},
+		{partition: 1, errorCode: 6, hw: -1, logStart: -1, currentLeader: &[2]int32{2, 7}},
+		{partition: 2, hw: 10, logStart: 0, diverging: &replica.EpochEnd{Epoch: 1, EndOffset: 5}, currentLeader: &[2]int32{3, 1}},
+	}}}
+	brokers := []kmsg.FetchResponseBroker{{NodeID: 2, Host: "127.0.0.2", Port: 9092}, {NodeID: 3, Host: "h3", Port: 19092, Rack: &rack}}
+	for v := int16(12); v <= 17; v++ {
+		var bs []kmsg.FetchResponseBroker
+		if v >= 16 {
+			bs = brokers
+		}
+		got := flatten(t, encodeFetchResponse(v, topics, bs))
+		want := kmsgFetch(v, topics, nil, bs)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("v%d: %x\nkmsg encodes %x", v, got, want)
+		}
+	}
+}
+
+func kmsgFetch(v int16, topics []fetchTopic, data []byte, brokers []kmsg.FetchResponseBroker) []byte {
 	resp := kmsg.NewPtrFetchResponse()
 	resp.SetVersion(v)
 	for _, ft := range topics {
@@ -71,10 +96,20 @@ func kmsgFetch(v int16, topics []fetchTopic, data []byte) []byte {
 			rp := kmsg.NewFetchResponseTopicPartition()
 			rp.Partition, rp.ErrorCode, rp.HighWatermark = fp.partition, fp.errorCode, fp.hw
 			rp.LastStableOffset, rp.LogStartOffset = fp.hw, fp.logStart
-			rp.RecordBatches = data[fp.records.Off : fp.records.Off+fp.records.Len]
+			rp.RecordBatches = []byte{} // empty, not null, as the encoder writes
+			if fp.records.Len > 0 {
+				rp.RecordBatches = data[fp.records.Off : fp.records.Off+fp.records.Len]
+			}
+			if fp.diverging != nil {
+				rp.DivergingEpoch.Epoch, rp.DivergingEpoch.EndOffset = fp.diverging.Epoch, fp.diverging.EndOffset
+			}
+			if fp.currentLeader != nil {
+				rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = fp.currentLeader[0], fp.currentLeader[1]
+			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
+	resp.Brokers = brokers
 	return resp.AppendTo(nil)
 }

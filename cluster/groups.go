@@ -47,11 +47,6 @@ type groupCoordinator struct {
 type groupShard struct {
 	mu sync.Mutex
 	c  *group.Coordinator
-
-	// In a cluster: the leader epoch of the partition this node loaded
-	// as its leader, -1 while another node leads it. Only the
-	// follower goroutine touches it.
-	epoch int32
 }
 
 func (b *Broker) newGroupCoordinator() *groupCoordinator {
@@ -60,9 +55,12 @@ func (b *Broker) newGroupCoordinator() *groupCoordinator {
 		n = len(t.Partitions) // the topic as it exists decides where groups live
 	}
 	gc := &groupCoordinator{b: b, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	if b.ctrl != nil {
+		b.OnLeadershipChange(gc.onLeadership)
+	}
 	cfg := b.groupConfig()
 	for p := 0; p < n; p++ {
-		gc.shards = append(gc.shards, &groupShard{c: group.New(int32(p), cfg, offsetsLog{b: b, partition: int32(p)}), epoch: -1})
+		gc.shards = append(gc.shards, &groupShard{c: group.New(int32(p), cfg, offsetsLog{b: b, partition: int32(p)})})
 	}
 	return gc
 }
@@ -90,9 +88,7 @@ func (gc *groupCoordinator) start() {
 	gc.done.Add(1)
 	go gc.timerLoop()
 	if gc.b.ctrl != nil {
-		gc.done.Add(1)
-		go gc.followLeadership()
-		return
+		return // onLeadership loads the partitions this node leads
 	}
 	if _, ok := gc.b.meta.image().Topic(group.OffsetsTopic); !ok {
 		return // created on the first FindCoordinator for a group, as Kafka does
@@ -180,7 +176,7 @@ func (gc *groupCoordinator) ensureTopic() error {
 		return err
 	}
 	if gc.b.ctrl != nil {
-		return nil // followLeadership loads the partitions this node leads
+		return nil // onLeadership loads the partitions this node leads
 	}
 	now := time.Now()
 	for _, s := range gc.shards {
@@ -306,56 +302,34 @@ func clientHost(r *vnet.Request) string {
 	return ""
 }
 
-// followLeadership makes this node the coordinator of exactly the
-// __consumer_offsets partitions it leads, as the metadata image says:
-// Kafka's GroupCoordinator.onElection (load the partition, answering
-// COORDINATOR_LOAD_IN_PROGRESS meanwhile) and onResignation (unload it:
-// parked joins get NOT_COORDINATOR, clients find the new coordinator).
-func (gc *groupCoordinator) followLeadership() {
-	defer gc.done.Done()
-	pub := gc.b.meta.pub
-	for {
-		ch := pub.Wait()
-		gc.follow(pub.Image())
-		select {
-		case <-ch:
-		case <-gc.stop:
-			return
-		}
+// onLeadership makes this node the coordinator of exactly the
+// __consumer_offsets partitions it leads, as the replica manager applies
+// the metadata image: Kafka's GroupCoordinator.onElection (load the
+// partition, answering COORDINATOR_LOAD_IN_PROGRESS meanwhile) and
+// onResignation (unload it: parked joins get NOT_COORDINATOR, clients
+// find the new coordinator). It runs on the goroutine applying images,
+// after the partition became leader or follower.
+func (gc *groupCoordinator) onLeadership(topic string, partition int32, isLeader bool, epoch int32) {
+	if topic != group.OffsetsTopic || int(partition) >= len(gc.shards) || gc.stopping() {
+		return
 	}
-}
-
-func (gc *groupCoordinator) follow(img *metadata.Image) {
-	t, ok := img.Topic(group.OffsetsTopic)
-	for i, s := range gc.shards {
-		leader, epoch := metadata.NoLeader, int32(-1)
-		if ok && i < len(t.Partitions) {
-			leader, epoch = t.Partitions[i].Leader, t.Partitions[i].LeaderEpoch
-		}
-		switch {
-		case leader == gc.b.nodeID && s.epoch != epoch:
-			s.epoch = epoch
-			if _, err := gc.b.partition(group.OffsetsTopic, int32(i)); err != nil {
-				s.epoch = -1 // the replica manager has not opened it yet: the next image retries
-				continue
-			}
-			s.do(func(c *group.Coordinator) { c.BeginLoad() })
-			gc.done.Add(1)
-			go func() {
-				defer gc.done.Done()
-				if err := gc.load(s); err != nil && !gc.stopping() {
-					gc.b.log.Error("loading a __consumer_offsets partition failed; its groups are unavailable", "partition", i, "err", err)
-				}
-			}()
-		case leader != gc.b.nodeID && s.epoch != -1:
-			s.epoch = -1
-			s.do(func(c *group.Coordinator) {
-				c.Stop()
-				s.c = group.New(int32(i), gc.b.groupConfig(), offsetsLog{b: gc.b, partition: int32(i)})
-			})
-			gc.b.log.Info("no longer the group coordinator of a __consumer_offsets partition", "partition", i, "leader", leader)
-		}
+	s := gc.shards[partition]
+	if !isLeader {
+		s.do(func(c *group.Coordinator) {
+			c.Stop()
+			s.c = group.New(partition, gc.b.groupConfig(), offsetsLog{b: gc.b, partition: partition})
+		})
+		gc.b.log.Info("no longer the group coordinator of a __consumer_offsets partition", "partition", partition)
+		return
 	}
+	s.do(func(c *group.Coordinator) { c.BeginLoad() })
+	gc.done.Add(1)
+	go func() {
+		defer gc.done.Done()
+		if err := gc.load(s); err != nil && !gc.stopping() {
+			gc.b.log.Error("loading a __consumer_offsets partition failed; its groups are unavailable", "partition", partition, "epoch", epoch, "err", err)
+		}
+	}()
 }
 
 // liveBrokers counts the registered, unfenced brokers.

@@ -30,6 +30,11 @@ type Config struct {
 	// NumPartitions is num.partitions (1), used when CreateTopics asks
 	// for -1.
 	NumPartitions int32
+	// TopicSettings validates a topic's configuration overrides and
+	// resolves its settings over the cluster's defaults (package
+	// config's Broker.ParseTopic); nil accepts any override, as a
+	// setting with no default. IncrementalAlterConfigs uses it.
+	TopicSettings func(overrides map[string]string) (TopicSettings, error)
 	// NewTopicID returns a fresh topic id: random version 4 UUIDs by
 	// default, a counter in tests.
 	NewTopicID func() metadata.TopicID

@@ -2,6 +2,8 @@ package controller
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,7 +19,9 @@ import (
 // state after the records. Time is the script's: t=N on any command
 // sets the clock (ms) before it runs.
 //
-//	config [unclean] [no-rebalance]      cluster settings, before anything else
+//	config [unclean] [no-rebalance] [settings]
+//	                                      cluster settings, before anything else; settings
+//	                                      knows three topic settings (scriptSettings)
 //	register id= [rack=] [incarnation=] [previous-epoch=]
 //	heartbeat id= [epoch=] [offset=N|behind] [shutdown] [fence]
 //	                                      offset defaults to the log's last record (caught up)
@@ -25,6 +29,10 @@ import (
 //	restart                               a new controller over the same image (a failover)
 //	create-topic name= partitions= rf= [unclean]
 //	create-partitions name= count=
+//	delete-topics [names=a,b] [ids=1,2]  by name, or by the script's topic id number
+//	alter-configs [type=topic|broker] name= ops=op:name[:value],... [validate-only]
+//	                                      op is set, delete, append or subtract; several
+//	                                      resources: name=a,b with the same ops
 //	alter-partition broker= topic= p= isr= [broker-epoch=] [leader-epoch=] [partition-epoch=] [recovered]
 //	                                      epochs default to the current ones
 //	elect type=preferred|unclean [topic= p=]
@@ -78,6 +86,9 @@ func (h *harness) run(cmd string, a map[string]string) (string, error) {
 	case "config":
 		h.c.cfg.UncleanLeaderElection = has(a, "unclean")
 		h.c.cfg.AutoLeaderRebalance = !has(a, "no-rebalance")
+		if has(a, "settings") {
+			h.c.cfg.TopicSettings = scriptSettings
+		}
 		return "ok\n", nil
 	case "state":
 		return h.state(), nil
@@ -128,6 +139,10 @@ func (h *harness) op(cmd string, a map[string]string) ([]metadata.Record, string
 			return nil, "", err
 		}
 		return recs, fmt.Sprintf("answer: err=%v\n", errName(res[0].Err)), nil
+	case "delete-topics":
+		return h.deleteTopics(a)
+	case "alter-configs":
+		return h.alterConfigs(a)
 	case "create-partitions":
 		r, err := c.CreatePartitions(a["name"], int32(num(a["count"])))
 		return r.Records, fmt.Sprintf("answer: err=%v\n", errName(r.Err)), err
@@ -148,6 +163,91 @@ func (h *harness) op(cmd string, a map[string]string) ([]metadata.Record, string
 		return resp.Records, fmt.Sprintf("answer: err=%v start=%d len=%d\n", errName(resp.Err), resp.Start, resp.Len), err
 	}
 	return nil, "", fmt.Errorf("unknown command")
+}
+
+func (h *harness) deleteTopics(a map[string]string) ([]metadata.Record, string, error) {
+	var refs []TopicRef
+	for _, name := range strings.Split(a["names"], ",") {
+		if name != "" {
+			refs = append(refs, TopicRef{Name: name})
+		}
+	}
+	for _, id := range ids(a["ids"]) {
+		var tid metadata.TopicID
+		tid[15] = byte(id)
+		refs = append(refs, TopicRef{ID: tid})
+	}
+	resp, err := h.c.DeleteTopics(refs)
+	var b strings.Builder
+	for _, r := range resp.Results {
+		fmt.Fprintf(&b, "answer: %s id=%d err=%v\n", r.Name, r.ID[15], errName(r.Err))
+	}
+	return resp.Records, b.String(), err
+}
+
+func (h *harness) alterConfigs(a map[string]string) ([]metadata.Record, string, error) {
+	typ := metadata.ConfigResourceTopic
+	if a["type"] == "broker" {
+		typ = metadata.ConfigResourceBroker
+	}
+	var changes []ConfigChange
+	for _, f := range strings.Split(a["ops"], ",") {
+		parts := strings.SplitN(f, ":", 3)
+		ch := ConfigChange{Name: parts[1], Op: map[string]ConfigOp{"set": ConfigSet, "delete": ConfigDelete,
+			"append": ConfigAppend, "subtract": ConfigSubtract}[parts[0]]}
+		if parts[0] == "bogus" {
+			ch.Op = 9
+		}
+		if len(parts) == 3 {
+			v := strings.ReplaceAll(parts[2], ";", ",")
+			ch.Value = &v
+		}
+		changes = append(changes, ch)
+	}
+	var res []ConfigResource
+	for _, name := range strings.Split(a["name"], ",") {
+		res = append(res, ConfigResource{Type: typ, Name: name, Changes: changes})
+	}
+	resp, err := h.c.IncrementalAlterConfigs(res, has(a, "validate-only"))
+	var b strings.Builder
+	for _, r := range resp.Results {
+		fmt.Fprintf(&b, "answer: %s err=%v\n", r.Name, errName(r.Err))
+	}
+	if t, ok := h.c.Image().Topic(a["name"]); ok {
+		for _, k := range slices.Sorted(maps.Keys(t.Configs)) {
+			fmt.Fprintf(&b, "  %s=%s\n", k, t.Configs[k])
+		}
+	}
+	return resp.Records, b.String(), err
+}
+
+// scriptSettings knows three topic settings and their defaults, as
+// package config's Topic would: retention.ms (an integer),
+// cleanup.policy (delete or compact, a list), segment.ms.
+func scriptSettings(overrides map[string]string) (TopicSettings, error) {
+	s := fakeSettings{"retention.ms": "604800000", "cleanup.policy": "delete", "segment.ms": "604800000"}
+	for k, v := range overrides {
+		if _, ok := s[k]; !ok {
+			return nil, fmt.Errorf("unknown setting %s", k)
+		}
+		s[k] = v
+	}
+	if _, err := strconv.ParseInt(s["retention.ms"], 10, 64); err != nil {
+		return nil, fmt.Errorf("retention.ms: %v", err)
+	}
+	for _, p := range strings.Split(s["cleanup.policy"], ",") {
+		if p != "delete" && p != "compact" {
+			return nil, fmt.Errorf("cleanup.policy: %q", p)
+		}
+	}
+	return s, nil
+}
+
+type fakeSettings map[string]string
+
+func (f fakeSettings) Get(name string) (string, bool, bool) {
+	v, ok := f[name]
+	return v, false, ok
 }
 
 func (h *harness) heartbeat(a map[string]string) ([]metadata.Record, string, error) {
@@ -251,11 +351,16 @@ func (h *harness) showRecord(r metadata.Record) string {
 	case metadata.TopicRecord:
 		return fmt.Sprintf("Topic %s id=%d", r.Name, r.TopicID[15])
 	case metadata.ConfigRecord:
+		if r.Value == nil {
+			return fmt.Sprintf("Config %s %s deleted", r.ResourceName, r.Name)
+		}
 		return fmt.Sprintf("Config %s %s=%s", r.ResourceName, r.Name, *r.Value)
 	case metadata.PartitionRecord:
 		return fmt.Sprintf("Partition %s-%d replicas=%v isr=%v leader=%d", h.topicName(r.TopicID), r.PartitionID, r.Replicas, r.ISR, r.Leader)
 	case metadata.PartitionChangeRecord:
 		return h.showChange(r)
+	case metadata.RemoveTopicRecord:
+		return fmt.Sprintf("RemoveTopic id=%d", r.TopicID[15])
 	case metadata.ProducerIdsRecord:
 		return fmt.Sprintf("ProducerIds broker=%d epoch=%d next=%d", r.BrokerID, r.BrokerEpoch, r.NextProducerID)
 	}

@@ -85,7 +85,7 @@ func (d *delta) registerBroker(r RegisterBrokerRecord) error {
 		d.next.brokers, d.brokersOwned = maps.Clone(d.base.brokers), true
 	}
 	d.next.brokers[r.BrokerID] = &Broker{ID: r.BrokerID, IncarnationID: r.IncarnationID, Epoch: r.BrokerEpoch,
-		Endpoints: slices.Clone(r.Endpoints), Rack: r.Rack, Fenced: r.Fenced}
+		Endpoints: slices.Clone(r.Endpoints), Rack: r.Rack, Fenced: r.Fenced, InControlledShutdown: r.InControlledShutdown}
 	return nil
 }
 

@@ -18,7 +18,7 @@ import (
 //	save name=S        remembers the current image as S
 //	shared name=S topic=N   whether S and the current image share topic N
 //
-// Record lines: register-broker id= host= port= [epoch=] [rack=] [fenced];
+// Record lines: register-broker id= host= port= [epoch=] [rack=] [fenced] [shutdown];
 // broker-change id= epoch= [fenced=1|-1] [shutdown]; fence id= epoch=;
 // unfence id= epoch=;
 // topic name= id=; partition id= p= replicas= isr= leader= ;
@@ -91,7 +91,8 @@ func parseRecord(line string) (Record, error) {
 	case "register-broker":
 		n, _ := strconv.ParseInt(a["epoch"], 10, 64)
 		return RegisterBrokerRecord{BrokerID: num32(a["id"]), BrokerEpoch: n, Rack: a["rack"], Fenced: has(a, "fenced"),
-			Endpoints: []Endpoint{{Listener: "PLAINTEXT", Host: a["host"], Port: num32(a["port"]), SecurityProtocol: "PLAINTEXT"}}}, nil
+			InControlledShutdown: has(a, "shutdown"),
+			Endpoints:            []Endpoint{{Listener: "PLAINTEXT", Host: a["host"], Port: num32(a["port"]), SecurityProtocol: "PLAINTEXT"}}}, nil
 	case "broker-change":
 		n, _ := strconv.ParseInt(a["epoch"], 10, 64)
 		return BrokerRegistrationChangeRecord{BrokerID: num32(a["id"]), BrokerEpoch: n,

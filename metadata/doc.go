@@ -16,16 +16,32 @@
 //
 // Images come from a source: today the single-node metadata file (in
 // cluster), which rebuilds its records at start and persists each new
-// image before publishing it; tomorrow the Raft controller's log. A
+// image before publishing it; tomorrow the Raft controller's log, whose
+// entries are AppendEntry's lists of records. A
 // Publisher holds the current image in an atomic.Pointer, so that a
 // request handler reads metadata with one load and never waits for a
 // change being made.
+//
+// # Kafka's format
+//
+// Records are written and read in Kafka's binary format, as Kafka's
+// metadata log and snapshots hold them (codec.go: the framing, the api
+// keys and the versions; codec_wire.go: the primitives; codec_broker.go
+// and codec_topic.go: each record's fields byte by byte). A raft entry
+// holds one change's records (codec_entry.go). SnapshotRecords writes an
+// image as the records that rebuild it (snapshot.go), as Kafka's
+// snapshots do. Decoding is bounded by its input and never panics;
+// fields of Kafka's records that Varve does not model (a broker's
+// supported features and log directories, replicas' directories, the
+// eligible leader replicas of KIP-966) are written at Kafka's defaults
+// and dropped on read, as each record's comment says.
 //
 // DESIGN.md sketches this package as cluster/metadata; it is top-level
 // because packages below cluster need it too (the controller that
 // produces its records, and tomorrow replica and group reading
 // leadership from an image) and an import of cluster/... from them would
-// run upward. It imports nothing of Varve's.
+// run upward. It imports nothing of Varve's (its tests read a Kafka
+// metadata log with package record).
 //
 // # Concurrency
 //
@@ -43,7 +59,8 @@
 //     PartitionChangeRecord naming a leader bumps the leader epoch; every
 //     PartitionChangeRecord bumps the partition epoch.
 //   - A broker change names the epoch of the registration it changes; a
-//     new registration starts over (not in controlled shutdown).
+//     new registration starts over (not in controlled shutdown, unless
+//     the record says so, as a snapshot's does).
 //   - A partition's reassignment (KIP-455) is its AddingReplicas and
 //     RemovingReplicas, both nil when none is under way.
 //   - The producer-id block only moves forward.

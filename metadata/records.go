@@ -33,14 +33,17 @@ type Endpoint struct {
 
 // RegisterBrokerRecord registers (or re-registers) a broker. Kafka:
 // RegisterBrokerRecord (api key 0); a re-registration replaces the
-// previous one.
+// previous one. A broker's registration is written with
+// InControlledShutdown false; a snapshot of a broker in controlled
+// shutdown writes it true (Kafka: BrokerRegistration.toRecord).
 type RegisterBrokerRecord struct {
-	BrokerID      int32
-	IncarnationID [16]byte // the broker process's random id; zero when unknown
-	BrokerEpoch   int64
-	Endpoints     []Endpoint
-	Rack          string // "" when unset
-	Fenced        bool
+	BrokerID             int32
+	IncarnationID        [16]byte // the broker process's random id; zero when unknown
+	BrokerEpoch          int64
+	Endpoints            []Endpoint
+	Rack                 string // "" when unset
+	Fenced               bool
+	InControlledShutdown bool
 }
 
 // TopicRecord creates a topic. Kafka: TopicRecord (api key 2).

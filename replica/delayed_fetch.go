@@ -7,6 +7,9 @@ type FetchPartition struct {
 	Partition *Partition
 	Offset    int64 // the fetch offset
 	MaxBytes  int32 // the partition's PartitionMaxBytes
+	// ToLogEnd: a follower's fetch, which reads up to the log end
+	// rather than the high watermark.
+	ToLogEnd bool
 }
 
 // DelayedFetch is a Fetch waiting for min.bytes of records below the
@@ -83,17 +86,20 @@ func (f *DelayedFetch) available(fp FetchPartition, limit int64, minOneBatch boo
 	if !p.IsLeader() || !p.Online() || f.Online != nil && !f.Online(p) {
 		return 0, true // cases A, B and E: not leader, partition gone, or its log directory offline
 	}
-	hw := p.HighWatermark()
-	if fp.Offset > hw || fp.Offset < p.StartOffset() {
+	upTo := p.HighWatermark()
+	if fp.ToLogEnd {
+		upTo = p.EndOffset()
+	}
+	if fp.Offset > upTo || fp.Offset < p.StartOffset() {
 		return 0, true // cases C and F: truncated, or out of range
 	}
-	if fp.Offset == hw {
+	if fp.Offset == upTo {
 		return 0, false
 	}
 	if f.MinBytes <= 1 && minOneBatch {
 		return 1, false // a whole batch is there: enough, no need to read its size
 	}
-	r, err := p.Read(fp.Offset, int(max(limit, 0)), minOneBatch)
+	r, err := p.readTo(fp.Offset, int(max(limit, 0)), upTo, minOneBatch)
 	if err != nil {
 		return 0, true // case D: the read fails; the response says why
 	}

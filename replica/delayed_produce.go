@@ -18,10 +18,11 @@ type ProducePartition struct {
 // DelayedProduce is an acks=all Produce waiting, after its append, for
 // the high watermark of every partition to pass its last offset (Kafka's
 // DelayedProduce). A partition stops waiting when its high watermark
-// gets there, when this replica loses its leadership
-// (NOT_LEADER_OR_FOLLOWER) or when it is deleted
-// (UNKNOWN_TOPIC_OR_PARTITION); the produce completes when no partition
-// waits, or at its timeout, when those still waiting get
+// gets there (NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below
+// min.insync.replicas meanwhile: Partition.ProduceStatus), when this
+// replica loses its leadership (NOT_LEADER_OR_FOLLOWER) or when it is
+// deleted (UNKNOWN_TOPIC_OR_PARTITION); the produce completes when no
+// partition waits, or at its timeout, when those still waiting get
 // REQUEST_TIMED_OUT.
 type DelayedProduce struct {
 	Parts []ProducePartition
@@ -57,16 +58,15 @@ func (d *DelayedProduce) TryComplete() bool {
 			continue
 		}
 		p := pp.Partition
-		switch {
-		case d.Online != nil && !d.Online(p):
+		if d.Online != nil && !d.Online(p) {
 			pp.Err, pp.pending = kerr.UnknownTopicOrPartition, false
-		case !p.IsLeader():
-			pp.Err, pp.pending = kerr.NotLeaderForPartition, false
-		case p.HighWatermark() >= pp.RequiredOffset:
-			pp.Err, pp.pending = nil, false
-		default:
-			waiting = true
+			continue
 		}
+		done, err := p.ProduceStatus(pp.RequiredOffset)
+		if done {
+			pp.Err, pp.pending = err, false
+		}
+		waiting = waiting || !done
 	}
 	return !waiting
 }

@@ -33,7 +33,13 @@ type EpochEntry struct {
 // MarshalCheckpoint).
 type EpochCache struct {
 	entries []EpochEntry
+	gen     uint64 // counts changes, so an owner knows when to persist
 }
+
+// Generation changes whenever the entries do: the owner of the
+// leader-epoch-checkpoint file rewrites it when the generation it wrote
+// is not the current one.
+func (c *EpochCache) Generation() uint64 { return c.gen }
 
 // Entries returns a copy of the cache's entries.
 func (c *EpochCache) Entries() []EpochEntry { return slices.Clone(c.entries) }
@@ -63,6 +69,7 @@ func (c *EpochCache) Assign(epoch int32, startOffset int64) {
 		return e.Epoch >= epoch || e.StartOffset >= startOffset
 	})
 	c.entries = append(c.entries, EpochEntry{epoch, startOffset})
+	c.gen++
 }
 
 // EndOffsetFor answers Kafka's OffsetsForLeaderEpoch for requested, on a
@@ -93,7 +100,11 @@ func (c *EpochCache) EndOffsetFor(requested int32, logEnd int64) (int32, int64) 
 // TruncateFromEnd drops the entries of epochs that start at or after
 // endOffset: the log was truncated to endOffset.
 func (c *EpochCache) TruncateFromEnd(endOffset int64) {
+	n := len(c.entries)
 	c.entries = slices.DeleteFunc(c.entries, func(e EpochEntry) bool { return e.StartOffset >= endOffset })
+	if len(c.entries) != n {
+		c.gen++
+	}
 }
 
 // TruncateFromStart drops the epochs that end at or before startOffset
@@ -104,9 +115,12 @@ func (c *EpochCache) TruncateFromStart(startOffset int64) {
 	for i+1 < len(c.entries) && c.entries[i+1].StartOffset <= startOffset {
 		i++
 	}
-	c.entries = c.entries[i:]
+	if i > 0 {
+		c.entries, c.gen = c.entries[i:], c.gen+1
+	}
 	if len(c.entries) > 0 && c.entries[0].StartOffset < startOffset {
 		c.entries[0].StartOffset = startOffset
+		c.gen++
 	}
 }
 

@@ -26,6 +26,9 @@ type partitionMap = map[segment.TopicPartition]*Partition
 // manager that holds their logs.
 type Manager struct {
 	logs *logdir.Manager
+	fs   segment.FS // the log dirs' file system (nil: the OS's)
+	rc   ManagerConfig
+	bg   background // replication's goroutines, once started
 
 	// parts is the published map, replaced whole under mu (copy on
 	// write): Produce and Fetch look partitions up without a lock.
@@ -40,8 +43,13 @@ type Manager struct {
 // Open opens the log manager over cfg's log dirs and makes a Partition of
 // every log it loaded. It supplies the log manager's high watermarks and
 // follows its log directories going offline and back.
-func Open(cfg logdir.Config) (*Manager, error) {
-	m := &Manager{}
+func Open(cfg logdir.Config) (*Manager, error) { return OpenReplicated(cfg, ManagerConfig{}) }
+
+// OpenReplicated is Open for a node of a replicated cluster: its
+// partitions replicate as rc says once they are told their roles.
+func OpenReplicated(cfg logdir.Config, rc ManagerConfig) (*Manager, error) {
+	m := &Manager{fs: cfg.FS, rc: rc.withDefaults()}
+	m.bg.init(m)
 	m.mu.creating = map[segment.TopicPartition]chan struct{}{}
 	empty := partitionMap{}
 	m.parts.Store(&empty)
@@ -106,7 +114,9 @@ func (m *Manager) addLoaded(logs []logdir.PartitionLog) {
 	m.publishLocked(func(pm partitionMap) {
 		for _, pl := range logs {
 			hw := max(pl.CheckpointedHW, pl.Log.EndOffset())
-			pm[pl.TP] = NewPartition(pl.TP, pl.TopicID, pl.Log, hw)
+			p := NewPartition(pl.TP, pl.TopicID, pl.Log, hw)
+			m.configure(p, pl.Log.Dir(), pl.CheckpointedHW)
+			pm[pl.TP] = p
 		}
 	})
 }
@@ -180,6 +190,7 @@ func (m *Manager) CreatePartition(tp segment.TopicPartition, id TopicID) (*Parti
 		return nil, err
 	}
 	p := NewPartition(tp, id, pl.Log, 0)
+	m.configure(p, pl.Log.Dir(), 0)
 	m.publishLocked(func(pm partitionMap) { pm[tp] = p })
 	return p, nil
 }
@@ -211,6 +222,7 @@ func (m *Manager) DeletePartition(tp segment.TopicPartition) error {
 	if !ok {
 		return fmt.Errorf("%s: %w", tp, ErrUnknownPartition)
 	}
+	m.bg.unfollow(tp)
 	p.wake()
 	err := m.logs.Delete(tp)
 	if errors.Is(err, logdir.ErrUnknownPartition) {
@@ -224,4 +236,7 @@ func (m *Manager) UpdateLogConfig(topic string) error { return m.logs.UpdateLogC
 
 // Close shuts the logs down cleanly (see logdir.Manager.Close): the
 // high watermarks are checkpointed from the partitions.
-func (m *Manager) Close() error { return m.logs.Close() }
+func (m *Manager) Close() error {
+	m.bg.stop()
+	return m.logs.Close()
+}

@@ -62,6 +62,11 @@ func (l *memLog) TruncateTo(offset int64) error {
 	return nil
 }
 
+func (l *memLog) TruncateFullyAndStartAt(offset int64) error {
+	l.batches, l.start, l.end = nil, offset, offset
+	return nil
+}
+
 func (l *memLog) SetStartOffset(offset int64) error {
 	l.start = offset
 	l.batches = slices.DeleteFunc(l.batches, func(b []byte) bool { return header(b).LastOffset() < offset })

@@ -33,13 +33,27 @@ type Log interface {
 	OffsetForTime(ts int64) (offset, timestamp int64, found bool, err error)
 	// Segments describes the log's segments (their max timestamps).
 	Segments() []segment.SegmentInfo
+	// AppendReplicated appends batches whose offsets and epochs the
+	// leader assigned (a follower's append); producer state is rebuilt
+	// from them.
+	AppendReplicated(records []byte) (segment.AppendInfo, error)
+	// TruncateTo removes every batch at or after offset.
+	TruncateTo(offset int64) error
+	// TruncateFullyAndStartAt empties the log and restarts it at offset.
+	TruncateFullyAndStartAt(offset int64) error
 }
 
 // logRef lets a Partition swap its log atomically (an interface value
 // cannot sit in an atomic.Pointer).
 type logRef struct{ Log }
 
-// Partition is this node's replica of one partition.
+// Partition is this node's replica of one partition. Until it is told
+// its role (MakeLeader, MakeFollower) it is the single replica of its
+// partition and leads it (a node without replication): appends are
+// committed at once, unless a test holds the high watermark back with
+// SetFollowerEndOffset. Once told, a Replication (the state machine of
+// replication.go) decides, under st's lock; the atomics below mirror
+// what it decided, so that reads take no lock.
 type Partition struct {
 	TP      segment.TopicPartition
 	TopicID TopicID
@@ -58,12 +72,17 @@ type Partition struct {
 
 	mu     sync.Mutex
 	notify chan struct{} // made by Wait, closed by the next event
+
+	st   replicated
+	now  func() int64 // milliseconds, the state machine's clock
+	kick func()       // tells the owner an AlterPartition is ready; may be nil
 }
 
 // NewPartition makes a replica over l with high watermark hw (clamped to
 // the log's offsets).
 func NewPartition(tp segment.TopicPartition, id TopicID, l Log, hw int64) *Partition {
-	p := &Partition{TP: tp, TopicID: id}
+	p := &Partition{TP: tp, TopicID: id, now: wallClockMs}
+	p.st.restoredHW = hw
 	p.followerEnd.Store(math.MaxInt64)
 	p.setLog(l, hw)
 	return p
@@ -77,6 +96,11 @@ func (p *Partition) setLog(l Log, hw int64) {
 		return
 	}
 	p.hw.Store(min(max(hw, l.StartOffset()), l.EndOffset()))
+	p.st.Lock()
+	if p.st.repl != nil { // back from offline: the state machine's word
+		p.hw.Store(min(max(p.st.repl.HighWatermark(), l.StartOffset()), l.EndOffset()))
+	}
+	p.st.Unlock()
 	p.log.Store(&logRef{l})
 	p.wake()
 }
@@ -166,16 +190,24 @@ func (p *Partition) IsLeader() bool { return !p.follower.Load() }
 // waiting on it complete with NOT_LEADER_OR_FOLLOWER and its delayed
 // fetches answer at once, as in Kafka when a leader becomes a follower.
 func (p *Partition) ResignLeadership() {
+	if p.resignReplicated() {
+		return
+	}
 	p.follower.Store(true)
 	p.wake()
 }
 
 // SetFollowerEndOffset records the lowest log end offset among the other
 // in-sync replicas: the high watermark is the minimum of it and this
-// replica's own end offset, and never moves backwards. Until replication
-// exists nothing calls it and the high watermark is the log end offset;
-// tests hold the high watermark back with it.
+// replica's own end offset, and never moves backwards. Nothing in the
+// broker calls it (the followers' fetches move the high watermark of a
+// replicated partition); tests hold the high watermark back with it, as
+// an in-sync replica that has not fetched would, on a partition told its
+// role or not.
 func (p *Partition) SetFollowerEndOffset(offset int64) {
+	if p.capReplicated(offset) {
+		return
+	}
 	p.followerEnd.Store(offset)
 	l, err := p.current()
 	if err != nil {
@@ -186,8 +218,8 @@ func (p *Partition) SetFollowerEndOffset(offset int64) {
 	}
 }
 
-// LeaderEpoch is the epoch of this replica's leadership (0 until
-// leader elections exist).
+// LeaderEpoch is the epoch of this replica's leadership (0 until it is
+// told one by MakeLeader or MakeFollower).
 func (p *Partition) LeaderEpoch() int32 { return p.leaderEpoch.Load() }
 
 // AppendAsLeader appends producer batches and advances the high
@@ -195,6 +227,11 @@ func (p *Partition) LeaderEpoch() int32 { return p.leaderEpoch.Load() }
 // Each batch is stamped with the leader epoch, as Kafka's leader does
 // (the CRC does not cover it).
 func (p *Partition) AppendAsLeader(records []byte) (segment.AppendInfo, error) {
+	return p.AppendRecordsToLeader(records, 1, 0)
+}
+
+// appendStandalone is AppendAsLeader of a partition never told its role.
+func (p *Partition) appendStandalone(records []byte) (segment.AppendInfo, error) {
 	l, err := p.current()
 	if err != nil {
 		return segment.AppendInfo{}, err
@@ -232,6 +269,15 @@ func (p *Partition) Read(offset int64, maxBytes int, minOneBatch bool) (pagecach
 	return l.ReadBounded(offset, maxBytes, p.hw.Load(), minOneBatch)
 }
 
+// readTo reads whole batches from offset below upTo.
+func (p *Partition) readTo(offset int64, maxBytes int, upTo int64, minOneBatch bool) (pagecache.Region, error) {
+	l, err := p.current()
+	if err != nil {
+		return pagecache.Region{}, err
+	}
+	return l.ReadBounded(offset, maxBytes, upTo, minOneBatch)
+}
+
 // ReadBytes copies whole batches from offset, up to maxBytes (and at
 // least one batch), for readers inside the broker (the group
 // coordinator loading __consumer_offsets).
@@ -260,5 +306,6 @@ func (p *Partition) DeleteRecordsBefore(offset int64) (int64, error) {
 	if err := l.SetStartOffset(offset); err != nil {
 		return 0, err
 	}
+	p.startMoved(l.StartOffset())
 	return l.StartOffset(), nil
 }

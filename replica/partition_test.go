@@ -43,6 +43,23 @@ func (l *memLog) ReadBounded(offset int64, maxBytes int, upTo int64, _ bool) (pa
 	return pagecache.Region{Len: upTo - offset}, nil // Len counts offsets here
 }
 
+func (l *memLog) AppendReplicated(b []byte) (segment.AppendInfo, error) {
+	h, err := record.ParseHeader(b)
+	if err != nil {
+		return segment.AppendInfo{}, err
+	}
+	l.end = h.NextOffset()
+	l.batches = append(l.batches, b)
+	return segment.AppendInfo{FirstOffset: h.BaseOffset, LastOffset: h.NextOffset() - 1, Batches: 1, Bytes: len(b)}, nil
+}
+
+func (l *memLog) TruncateTo(o int64) error { l.end = min(l.end, o); return nil }
+
+func (l *memLog) TruncateFullyAndStartAt(o int64) error {
+	l.batches, l.start, l.end = nil, o, o
+	return nil
+}
+
 func (l *memLog) ReadBytes(int64, int) ([]byte, error) { return nil, nil }
 func (l *memLog) StartOffset() int64                   { return l.start }
 func (l *memLog) EndOffset() int64                     { return l.end }

@@ -23,6 +23,9 @@ type ReplicaLog interface {
 	// the first starts at EndOffset.
 	AppendAsFollower(batches []byte) error
 	TruncateTo(offset int64) error
+	// TruncateFullyAndStartAt empties the log and restarts it at offset
+	// (a follower whose leader's log starts past its own end).
+	TruncateFullyAndStartAt(offset int64) error
 	SetStartOffset(offset int64) error
 }
 
@@ -129,6 +132,13 @@ func (r *Replication) EpochCache() *EpochCache {
 	return r.epochs
 }
 
+// SetMinInsyncReplicas applies a new min.insync.replicas (a topic's
+// configuration changed): Kafka reads it at every append.
+func (r *Replication) SetMinInsyncReplicas(n int) { r.cfg.MinInsyncReplicas = n }
+
+// Replicas is the partition's assignment as last decided.
+func (r *Replication) Replicas() []int32 { return slices.Clone(r.replicas) }
+
 // MaximalISR is the ISR the high watermark waits for: the committed ISR
 // and, while an expansion is in flight, the replica being added.
 func (r *Replication) MaximalISR() []int32 {
@@ -211,7 +221,10 @@ func (r *Replication) applyISR(s LeaderAndISR) {
 	if s.PartitionEpoch <= r.partitionEpoch && r.inflight == nil {
 		return
 	}
-	r.partitionEpoch, r.isr, r.replicas = s.PartitionEpoch, slices.Clone(s.ISR), slices.Clone(s.Replicas)
+	r.partitionEpoch, r.isr = s.PartitionEpoch, slices.Clone(s.ISR)
+	if s.Replicas != nil { // an AlterPartition answer does not carry them
+		r.replicas = slices.Clone(s.Replicas)
+	}
 	r.inflight, r.maximal, r.unsent = nil, nil, false
 }
 

@@ -59,6 +59,25 @@ func (r *Replication) HandleFetchResponse(resp FetchResponse) error {
 	return nil
 }
 
+// HandleOutOfRange is Kafka's handleOutOfRangeError on a follower whose
+// fetch offset the leader refused with OFFSET_OUT_OF_RANGE: when the
+// leader's log starts past this log's end (retention or DeleteRecords
+// removed what the follower lacks), the log restarts empty at the
+// leader's start offset. It reports whether it did; otherwise the next
+// fetch (whose LastFetchedEpoch finds any divergence) decides.
+func (r *Replication) HandleOutOfRange(leaderStart int64) (bool, error) {
+	if r.role != RoleFollower || leaderStart <= r.log.EndOffset() {
+		return false, nil
+	}
+	if err := r.log.TruncateFullyAndStartAt(leaderStart); err != nil {
+		return false, err
+	}
+	r.epochs.TruncateFromEnd(leaderStart)
+	r.epochs.TruncateFromStart(leaderStart)
+	r.hw = leaderStart
+	return true, nil
+}
+
 // truncateForDivergence is Kafka's getOffsetTruncationState for a
 // DivergingEpoch (KIP-595, with KIP-279's iteration): when this replica
 // has the leader's epoch, truncate to the smaller of where that epoch

@@ -17,7 +17,14 @@ set -euo pipefail
 
 KAFKA_VERSION=${KAFKA_VERSION:-4.4.0}
 HERE=$(cd "$(dirname "$0")" && pwd)
-OUT=$HERE/testdata/kafka-$KAFKA_VERSION
+OUT=${FIXTURE_OUT:-$HERE/testdata/kafka-$KAFKA_VERSION}
+# The metadata log (the __cluster_metadata-0 directory's segment, bootstrap
+# checkpoint and quorum files; not its indexes, preallocated to 10 MB and
+# rebuilt from the log) goes to a directory of its own, so that the
+# partition fixtures above and the metadata fixture can be regenerated
+# apart (FIXTURE_OUT or METADATA_OUT pointed at a scratch directory keeps
+# one of them as it is).
+METADATA_OUT=${METADATA_OUT:-$HERE/testdata/kafka-$KAFKA_VERSION-metadata}
 CACHE=${KAFKA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/varve-kafka}
 ROOT=$CACHE/kafka-$KAFKA_VERSION
 LIBS=$ROOT/libs
@@ -139,4 +146,11 @@ for f in recovery-point-offset-checkpoint replication-offset-checkpoint log-star
 	cleaner-offset-checkpoint meta.properties .kafka_cleanshutdown; do
 	[ -e "$D/$f" ] && cp -a "$D/$f" "$OUT/"
 done
+rm -rf "$METADATA_OUT"
+mkdir -p "$METADATA_OUT/__cluster_metadata-0"
+for f in "$D"/__cluster_metadata-0/*.log "$D"/__cluster_metadata-0/*.checkpoint \
+	"$D"/__cluster_metadata-0/{quorum-state,leader-epoch-checkpoint,partition.metadata}; do
+	[ -e "$f" ] && cp -a "$f" "$METADATA_OUT/__cluster_metadata-0/"
+done
 ( cd "$OUT" && find . -type f | sort | xargs ls -l ) >&2
+( cd "$METADATA_OUT" && find . -type f | sort | xargs ls -l ) >&2

@@ -1,0 +1,192 @@
+package cluster
+
+// A node of a cluster. With controller.quorum.voters set, the node's
+// metadata is the controller quorum's log (package quorum), of which
+// this node is a voter (process.roles=broker,controller, Kafka's
+// combined mode). The broker's image is the quorum's committed image;
+// its metadata changes go to the active controller
+// (controller_forward.go); its partitions follow the image
+// (replicas.go); and it registers and heartbeats as Kafka's
+// BrokerLifecycleManager does, leaving its leaderships to others before
+// it stops (controlled shutdown).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/varve/varve/config"
+	"github.com/varve/varve/controller"
+	"github.com/varve/varve/logdir"
+	"github.com/varve/varve/metadata"
+	"github.com/varve/varve/quorum"
+)
+
+// inQuorum says whether cfg runs a node of a cluster rather than a
+// single node with its metadata file.
+func inQuorum(cfg *config.Broker) bool { return len(cfg.ControllerQuorumVoters) > 0 }
+
+// openQuorum opens this node's member of the controller quorum and
+// makes the broker take its metadata from it.
+func (b *Broker) openQuorum() error {
+	if !b.cfg.HasRole("broker") || !b.cfg.HasRole("controller") {
+		// Kafka's broker-only nodes follow the log as raft learners and
+		// controller-only nodes serve no clients; Varve runs combined
+		// nodes only, so far.
+		return fmt.Errorf("process.roles=%v: Varve runs cluster nodes in combined mode only (process.roles=broker,controller)", b.cfg.ProcessRoles)
+	}
+	clusterID, err := clusterIDOf(b.cfg)
+	if err != nil {
+		return err
+	}
+	qc := quorumConfig(b.cfg, clusterID)
+	qc.Logger = b.log
+	node, err := quorum.New(qc)
+	if err != nil {
+		return err
+	}
+	b.quorum = node
+	b.meta = &metaSource{nodeID: b.nodeID, pub: node.Publisher()}
+	b.ctrl = node.Client()
+	b.SetControllerClient(b.ctrl) // AlterPartition
+	return nil
+}
+
+// startLifecycle registers the broker with the controller, with the
+// endpoints its listeners ended up on, and heartbeats from then on.
+func (b *Broker) startLifecycle() {
+	b.lifecycle = quorum.NewLifecycle(b.quorum.Client(), quorum.LifecycleConfig{
+		BrokerID:            b.nodeID,
+		ClusterID:           b.meta.image().ClusterID(),
+		Endpoints:           b.registration().Endpoints,
+		Rack:                b.cfg.BrokerRack,
+		HeartbeatIntervalMs: int64(b.cfg.BrokerHeartbeatIntervalMs),
+		MetadataOffset:      b.quorum.MetadataOffset,
+		Logger:              b.log,
+	})
+	b.lifecycle.Start()
+}
+
+// controlledShutdown moves this broker's leaderships to other replicas
+// before it stops, as Kafka's broker does on SIGTERM; bounded by ctx,
+// after which the broker stops anyway.
+func (b *Broker) controlledShutdown(ctx context.Context) {
+	if b.lifecycle == nil {
+		return
+	}
+	start := time.Now()
+	// Leave time for the rest of the shutdown within ctx.
+	cctx, cancel := context.WithTimeout(ctx, controlledShutdownTimeout(ctx))
+	defer cancel()
+	err := b.lifecycle.ControlledShutdown(cctx)
+	b.log.Info("controlled shutdown", "took", time.Since(start), "err", err)
+	b.lifecycle.Stop()
+}
+
+func controlledShutdownTimeout(ctx context.Context) time.Duration {
+	d := 30 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		d = min(d, time.Until(dl)/2)
+	}
+	return max(d, 0)
+}
+
+// stopQuorum stops this node's member of the quorum, after the broker.
+func (b *Broker) stopQuorum(ctx context.Context) error {
+	if b.quorum == nil {
+		return nil
+	}
+	if err := b.quorum.Stop(ctx); err != nil && !errors.Is(err, quorum.ErrStopped) {
+		return err
+	}
+	return nil
+}
+
+// clusterIDOf is cluster.id: the property, else the one the log dir
+// was formatted with (meta.properties, as `varve cluster up` and
+// kafka-storage.sh format write it). A node of a cluster must know it
+// before it starts: nodes that each invented one would never agree.
+func clusterIDOf(cfg *config.Broker) (string, error) {
+	dir := cfg.MetadataLogDir
+	if dir == "" {
+		dir = cfg.LogDirs[0]
+	}
+	data, err := os.ReadFile(filepath.Join(dir, logdir.MetaPropertiesFile))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if cfg.ClusterID == "" {
+			return "", fmt.Errorf("%s has no %s and cluster.id is not set: format the node's storage (varve cluster up does) or set cluster.id to the cluster's id", dir, logdir.MetaPropertiesFile)
+		}
+		return cfg.ClusterID, nil
+	case err != nil:
+		return "", err
+	}
+	mp, err := logdir.ParseMetaProperties(data)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", filepath.Join(dir, logdir.MetaPropertiesFile), err)
+	}
+	if cfg.ClusterID != "" && cfg.ClusterID != mp.ClusterID {
+		return "", fmt.Errorf("cluster.id %s does not match %s's %s", cfg.ClusterID, dir, mp.ClusterID)
+	}
+	return mp.ClusterID, nil
+}
+
+// quorumConfig is the quorum node's configuration from the broker's.
+func quorumConfig(cfg *config.Broker, clusterID string) quorum.Config {
+	q := quorum.DefaultConfig()
+	q.NodeID = int32(cfg.NodeID)
+	q.ClusterID = clusterID
+	for _, v := range cfg.ControllerQuorumVoters {
+		q.Voters = append(q.Voters, quorum.Voter{ID: int32(v.ID), Addr: fmt.Sprintf("%s:%d", v.Host, v.Port)})
+	}
+	for _, l := range cfg.Listeners {
+		if slices.Contains(cfg.ControllerListenerNames, l.Name) {
+			q.ListenAddr = fmt.Sprintf("%s:%d", l.Host, l.Port)
+			break
+		}
+	}
+	q.MetadataLogDir = cfg.MetadataLogDir
+	if q.MetadataLogDir == "" {
+		q.MetadataLogDir = cfg.LogDirs[0]
+	}
+	q.ElectionTimeoutMs = int64(cfg.QuorumElectionTimeoutMs)
+	if q.TickMs > q.ElectionTimeoutMs/5 {
+		q.TickMs = max(q.ElectionTimeoutMs/10, 1)
+	}
+	q.RetryBackoffMs = int64(cfg.QuorumRetryBackoffMs)
+	q.RequestTimeoutMs = int64(cfg.QuorumRequestTimeoutMs)
+	q.SnapshotIntervalMs = cfg.MetadataLogMaxSnapshotIntervalMs
+	q.SnapshotBytes = cfg.MetadataLogMaxRecordBytesBetweenSnapshots
+	q.Controller = controllerConfig(cfg)
+	q.Net = netConfig(cfg)
+	return q
+}
+
+func controllerConfig(cfg *config.Broker) controller.Config {
+	c := controller.DefaultConfig()
+	c.SessionTimeoutMs = int64(cfg.BrokerSessionTimeoutMs)
+	c.UncleanLeaderElection = cfg.UncleanLeaderElectionEnable
+	c.AutoLeaderRebalance = cfg.AutoLeaderRebalanceEnable
+	c.LeaderImbalanceCheckIntervalMs = cfg.LeaderImbalanceCheckIntervalSeconds * 1000
+	c.LeaderImbalancePerBrokerPercentage = cfg.LeaderImbalancePerBrokerPercentage
+	c.DefaultReplicationFactor = int16(cfg.DefaultReplicationFactor)
+	c.NumPartitions = int32(cfg.NumPartitions)
+	c.TopicSettings = func(overrides map[string]string) (controller.TopicSettings, error) {
+		return cfg.ParseTopic(overrides)
+	}
+	return c
+}
+
+// MetadataDump describes this node's metadata image as the records that
+// rebuild it: two nodes with the same image print the same text.
+func (b *Broker) MetadataDump() string {
+	var out []byte
+	for _, r := range metadata.SnapshotRecords(b.meta.image()) {
+		out = fmt.Appendf(out, "%#v\n", r)
+	}
+	return string(out)
+}

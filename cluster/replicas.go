@@ -1,0 +1,330 @@
+package cluster
+
+// The broker's side of replication (Kafka's ReplicaManager.applyDelta):
+// one goroutine follows the metadata publisher and applies each image's
+// partition states to the replicas: a partition assigned here gets its
+// log (created when missing) and becomes leader or follower with the
+// image's leader, epochs, ISR and replicas; a follower's fetcher is
+// added or moved; a partition no longer assigned here, or whose topic
+// left the image, is stopped and deleted. AlterPartition goes to the
+// active controller through ControllerClient.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/varve/varve/metadata"
+	"github.com/varve/varve/replica"
+	"github.com/varve/varve/segment"
+)
+
+// ControllerClient reaches the active controller (quorum.Client does).
+type ControllerClient interface {
+	Do(ctx context.Context, req kmsg.Request) (kmsg.Response, error)
+}
+
+// LeadershipListener is told when this node gains or loses the
+// leadership of a partition (the group coordinator loads or unloads
+// __consumer_offsets partitions on it).
+type LeadershipListener func(topic string, partition int32, isLeader bool, leaderEpoch int32)
+
+// replication is the broker's replication wiring.
+type replication struct {
+	mu         sync.Mutex
+	controller ControllerClient
+	listener   LeadershipListener
+	prev       *metadata.Image // the last image applied
+	client     *replicaClient
+}
+
+// SetControllerClient gives the broker its way to the active controller
+// for AlterPartition; without one (a single node) ISR changes are not
+// sent. Call it before Start.
+func (b *Broker) SetControllerClient(c ControllerClient) {
+	b.repl.mu.Lock()
+	defer b.repl.mu.Unlock()
+	b.repl.controller = c
+}
+
+// OnLeadershipChange registers the listener of this node's leadership
+// changes. Call it before Start.
+func (b *Broker) OnLeadershipChange(f LeadershipListener) {
+	b.repl.mu.Lock()
+	defer b.repl.mu.Unlock()
+	b.repl.listener = f
+}
+
+// replicationConfig is the replica manager's configuration from the
+// broker's replica.* properties.
+func (b *Broker) replicationConfig() replica.ManagerConfig {
+	c := b.cfg
+	return replica.ManagerConfig{
+		NodeID:              b.nodeID,
+		ReplicaLagTimeMaxMs: int64(c.ReplicaLagTimeMaxMs),
+		MinInsyncReplicas:   func(topic string) int { return b.topicConfig(topic).MinInsyncReplicas() },
+		Fetch: replica.FetcherConfig{
+			NumFetchers: c.NumReplicaFetchers, MaxBytes: int32(c.ReplicaFetchMaxBytes),
+			ResponseMaxBytes: int32(c.ReplicaFetchResponseMaxBytes), MaxWait: c.ReplicaFetchWaitMaxMs.Duration(),
+			MinBytes: int32(c.ReplicaFetchMinBytes), Backoff: c.ReplicaFetchBackoffMs.Duration(),
+			BrokerEpoch: b.brokerEpoch,
+		},
+		Logf: b.log.Debug,
+	}
+}
+
+// brokerEpoch is this broker's epoch in the current image (-1 unknown).
+func (b *Broker) brokerEpoch() int64 {
+	if br, ok := b.meta.image().Broker(b.nodeID); ok {
+		return br.Epoch
+	}
+	return -1
+}
+
+// startReplication applies the current image at once (before any
+// listener serves), then starts the replica manager's loops and the
+// goroutine that follows the publisher.
+func (b *Broker) startReplication() {
+	b.repl.mu.Lock()
+	b.repl.client = newReplicaClient(b)
+	var sender replica.AlterPartitionSender
+	if b.repl.controller != nil {
+		sender = alterPartitionSender{b: b, c: b.repl.controller}
+	}
+	b.repl.mu.Unlock()
+	ch := b.meta.pub.Wait()
+	b.applyImage(b.meta.pub.Image())
+	b.parts.Start(sender, b.repl.client)
+	b.bg.Add(1)
+	go func() {
+		defer b.bg.Done()
+		b.followImages(ch)
+	}()
+}
+
+// stopReplication closes the fetchers' idle connections (the replica
+// manager has stopped its loops).
+func (b *Broker) stopReplication() {
+	b.repl.mu.Lock()
+	c := b.repl.client
+	b.repl.mu.Unlock()
+	if c != nil {
+		c.close()
+	}
+}
+
+// followImages applies every image the publisher publishes (coalesced:
+// the newest when this loop gets to it) until the broker stops.
+func (b *Broker) followImages(ch <-chan struct{}) {
+	for {
+		select {
+		case <-b.stopping:
+			return
+		case <-ch:
+		}
+		ch = b.meta.pub.Wait()
+		b.applyImage(b.meta.pub.Image())
+	}
+}
+
+// applyImage is Kafka's ReplicaManager.applyDelta over a whole image.
+func (b *Broker) applyImage(img *metadata.Image) {
+	for t := range img.Topics() {
+		for i := range t.Partitions {
+			tp := partitionOf(t.Name, int32(i))
+			if p := &t.Partitions[i]; slices.Contains(p.Replicas, b.nodeID) {
+				b.applyPartition(tp, t.ID, p)
+			} else {
+				b.stopReplica(tp, t.ID)
+			}
+		}
+	}
+	if prev := b.repl.prev; prev != nil {
+		for t := range prev.Topics() {
+			if _, ok := img.TopicByID(t.ID); !ok {
+				for i := range t.Partitions {
+					b.stopReplica(partitionOf(t.Name, int32(i)), t.ID)
+				}
+			}
+		}
+	}
+	b.repl.prev = img
+}
+
+// applyPartition makes this node's replica of tp what the image says.
+func (b *Broker) applyPartition(tp segment.TopicPartition, id metadata.TopicID, ip *metadata.Partition) {
+	part, ok := b.parts.Partition(tp)
+	if !ok {
+		_, err := b.parts.CreatePartition(tp, replica.TopicID(id))
+		if err != nil && !errors.Is(err, replica.ErrPartitionExists) {
+			b.log.Error("creating a partition assigned to this node failed", "partition", tp, "err", err)
+			return
+		}
+		if part, ok = b.parts.Partition(tp); !ok {
+			return
+		}
+	}
+	if part.TopicID != replica.TopicID(id) && part.TopicID != (replica.TopicID{}) {
+		return // an older topic of the same name, being deleted
+	}
+	s := replica.LeaderAndISR{Leader: ip.Leader, LeaderEpoch: ip.LeaderEpoch, PartitionEpoch: ip.PartitionEpoch,
+		ISR: slices.Clone(ip.ISR), Replicas: slices.Clone(ip.Replicas)}
+	role, cur := part.State()
+	lead := s.Leader == b.nodeID
+	if part.Replicated() && cur.LeaderEpoch == s.LeaderEpoch && cur.PartitionEpoch >= s.PartitionEpoch && (role == replica.RoleLeader) == lead {
+		return // nothing new for this replica
+	}
+	wasLeader := part.Replicated() && role == replica.RoleLeader
+	var err error
+	if lead {
+		err = b.parts.MakeLeader(tp, s)
+	} else {
+		err = b.parts.MakeFollower(tp, s)
+	}
+	if err != nil {
+		b.log.Warn("partition state from the metadata not applied", "partition", tp, "leader", s.Leader, "epoch", s.LeaderEpoch, "err", err)
+		return
+	}
+	if lead != wasLeader || (lead && cur.LeaderEpoch != s.LeaderEpoch) {
+		b.leadershipChanged(tp, lead, s.LeaderEpoch)
+	}
+}
+
+func (b *Broker) leadershipChanged(tp segment.TopicPartition, lead bool, epoch int32) {
+	b.repl.mu.Lock()
+	f := b.repl.listener
+	b.repl.mu.Unlock()
+	if f != nil {
+		f(tp.Topic, tp.Partition, lead, epoch)
+	}
+}
+
+// stopReplica stops and deletes this node's replica of tp (Kafka's
+// StopReplica with deletion) when it belongs to topic id.
+func (b *Broker) stopReplica(tp segment.TopicPartition, id metadata.TopicID) {
+	part, ok := b.parts.Partition(tp)
+	if !ok || (part.TopicID != replica.TopicID(id) && part.TopicID != (replica.TopicID{})) {
+		return
+	}
+	wasLeader := part.IsLeader()
+	if err := b.parts.DeletePartition(tp); err != nil && !errors.Is(err, replica.ErrUnknownPartition) {
+		b.log.Warn("deleting a replica no longer assigned here failed", "partition", tp, "err", err)
+	}
+	if wasLeader {
+		b.leadershipChanged(tp, false, -1)
+	}
+}
+
+// alterPartitionSender sends AlterPartition (v3: ISR with broker epochs,
+// KIP-903) to the active controller.
+type alterPartitionSender struct {
+	b *Broker
+	c ControllerClient
+}
+
+func (s alterPartitionSender) AlterPartition(ctx context.Context, items []replica.AlterPartitionItem) ([]replica.AlterPartitionResult, error) {
+	img := s.b.meta.image()
+	req := kmsg.NewPtrAlterPartitionRequest()
+	req.SetVersion(3)
+	req.BrokerID, req.BrokerEpoch = s.b.nodeID, s.b.brokerEpoch()
+	byTopic := map[replica.TopicID]int{}
+	names := map[replica.TopicID]string{}
+	for _, it := range items {
+		at, ok := byTopic[it.TopicID]
+		if !ok {
+			at = len(req.Topics)
+			byTopic[it.TopicID], names[it.TopicID] = at, it.TP.Topic
+			t := kmsg.NewAlterPartitionRequestTopic()
+			t.TopicID = it.TopicID
+			req.Topics = append(req.Topics, t)
+		}
+		rp := kmsg.NewAlterPartitionRequestTopicPartition()
+		rp.Partition, rp.LeaderEpoch, rp.PartitionEpoch = it.TP.Partition, it.LeaderEpoch, it.PartitionEpoch
+		for _, id := range it.ISR {
+			e := kmsg.NewAlterPartitionRequestTopicPartitionNewEpochISR()
+			e.BrokerID = id
+			if br, ok := img.Broker(id); ok {
+				e.BrokerEpoch = br.Epoch
+			}
+			rp.NewEpochISR = append(rp.NewEpochISR, e)
+		}
+		req.Topics[at].Partitions = append(req.Topics[at].Partitions, rp)
+	}
+	kresp, err := s.c.Do(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	resp, ok := kresp.(*kmsg.AlterPartitionResponse)
+	if !ok {
+		return nil, fmt.Errorf("AlterPartition: answered with %T", kresp)
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return nil, fmt.Errorf("AlterPartition: %w", err)
+	}
+	var out []replica.AlterPartitionResult
+	for _, t := range resp.Topics {
+		name := names[t.TopidID]
+		for _, p := range t.Partitions {
+			r := replica.AlterPartitionResult{TP: partitionOf(name, p.Partition), Err: kerr.ErrorForCode(p.ErrorCode)}
+			r.New = replica.LeaderAndISR{Leader: p.LeaderID, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch, ISR: p.ISR}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// leaderOf is the leader the image names for a partition, with its
+// epoch and client endpoint (KIP-951); ok false when it names none.
+func (b *Broker) leaderOf(topic string, partition int32) (id, epoch int32, ep metadata.Endpoint, ok bool) {
+	img := b.meta.image()
+	p, found := img.Partition(topic, partition)
+	if !found || p.Leader < 0 {
+		return -1, -1, ep, false
+	}
+	br, found := img.Broker(p.Leader)
+	if !found {
+		return p.Leader, p.LeaderEpoch, ep, false
+	}
+	ep, ok = endpointOf(br, b.listenerName())
+	return p.Leader, p.LeaderEpoch, ep, ok
+}
+
+// movedLeader says whether an error code is one after which a client
+// looks for the partition's leader (KIP-951 answers it at once).
+func movedLeader(code int16) bool {
+	return code == kerr.NotLeaderForPartition.Code || code == kerr.FencedLeaderEpoch.Code
+}
+
+// addCurrentLeaders fills KIP-951's CurrentLeader and NodeEndpoints
+// (Produce v10+) for every partition this broker does not lead.
+func (b *Broker) addCurrentLeaders(version int16, resp *kmsg.ProduceResponse) {
+	if version < 10 {
+		return
+	}
+	seen := map[int32]bool{}
+	for ti := range resp.Topics {
+		t := &resp.Topics[ti]
+		for pi := range t.Partitions {
+			sp := &t.Partitions[pi]
+			if !movedLeader(sp.ErrorCode) {
+				continue
+			}
+			id, epoch, ep, ok := b.leaderOf(t.Topic, sp.Partition)
+			if !ok || id == b.nodeID {
+				continue
+			}
+			sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = id, epoch
+			if !seen[id] {
+				seen[id] = true
+				nb := kmsg.NewProduceResponseBroker()
+				nb.NodeID, nb.Host, nb.Port = id, ep.Host, ep.Port
+				resp.Brokers = append(resp.Brokers, nb)
+			}
+		}
+	}
+}

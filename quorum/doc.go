@@ -1,0 +1,96 @@
+// Package quorum is the cluster's controller quorum: the metadata log
+// replicated by etcd raft (go.etcd.io/raft/v3) over package raftlog,
+// the raft transport on the controller listener, the replay of
+// committed metadata records into a metadata.Publisher, snapshots, the
+// active controller (package controller) serving Kafka's controller
+// APIs, a Client that reaches the active controller, and a broker's
+// Lifecycle (registration, heartbeats, controlled shutdown), as
+// Kafka's KRaft does with its own Raft (KIP-595, KIP-631).
+//
+// # A node
+//
+// New opens the metadata log in <metadata.log.dir>/__cluster_metadata-0
+// (bootstrapping an empty one with controller.quorum.voters as raft's
+// voters), rebuilds the image of its snapshot, and starts a RawNode
+// (PreVote and CheckQuorum on; raft's 0 is "no node", so a node's raft
+// id is its node.id plus one). Start serves the controller listener
+// and runs the loop; Stop stops cleanly, Kill as a crash would.
+//
+// # The loop
+//
+// One goroutine owns the RawNode, the image being built and the active
+// controller. For each event (a tick every TickMs, a raft message, a
+// peer's delivery report, a controller request) it steps raft, then
+// handles every Ready as raft's doc.go requires: the snapshot, entries
+// and hard state are written to raftlog.Storage (each write durable
+// before it returns), then messages are queued to the peers, then the
+// committed entries are applied in order, then Advance.
+//
+// Applying an entry decodes its records (entry.go has the layout: a
+// proposal id, then metadata.AppendEntry's records), replays them with
+// metadata.Apply, and advances the metadata offset by their count: the
+// offset counts the records in the log, as KRaft's offsets do, and is
+// what broker epochs and heartbeats' metadata offsets are measured in.
+// The new image is published once per Ready, after its entries are
+// committed and durable here. Every SnapshotBytes of entries or every
+// SnapshotIntervalMs, the image is written as a snapshot
+// (metadata.SnapshotRecords, with the metadata offset) and the log is
+// compacted to it; a node restarting behind the compaction point is
+// sent the snapshot by the leader.
+//
+// # The active controller
+//
+// When this node leads and has applied its whole log, which ends with
+// an entry of its own term (the empty entry raft appends on election),
+// it starts controller.New over the committed image: every entry of an
+// earlier term that will ever commit has been replayed. Requests run one
+// at a time on the loop: the operation runs on the Controller, its
+// records are proposed as one entry tagged with a proposal id, and the
+// answer is sent when that entry applies (a request with no records
+// waits for the newest entry proposed before it). On leadership loss,
+// a dropped proposal or a controller error the Controller is dropped,
+// every waiting request is answered NOT_CONTROLLER, and a new Controller
+// starts from the committed image once the log is applied again. The
+// controller's Tick runs every raft tick (fencing after
+// broker.session.timeout.ms, the automatic leader rebalance).
+//
+// # The controller listener
+//
+// A net.GoroutineServer (inline handlers) serves, on one port: raft
+// messages under RaftMessageKey (an API key Kafka does not use; no
+// response), Kafka's controller APIs (one file each, named after the
+// key) at every version kmsg knows, and ApiVersions. Another key or an
+// undecodable request closes the connection. A node that is not the
+// active controller answers NOT_CONTROLLER (DescribeQuorum:
+// NOT_LEADER_OR_FOLLOWER from a node that does not lead).
+//
+// Each peer has one outgoing connection, dialed from the host of this
+// node's listener (so that on one machine each node's links are told
+// apart by address), and a bounded queue: a message that does not fit
+// or cannot be written is dropped and raft is told the peer is
+// unreachable; a snapshot's outcome is reported with ReportSnapshot.
+//
+// # Goroutines
+//
+//   - the loop (run): everything in loopState, the RawNode, the
+//     Controller; ends at Stop or Kill, or after a storage write fails
+//     (Err says why).
+//   - one sender per peer (peer.run): its connection and queue.
+//   - the server's accept loop and one goroutine per connection.
+//   - a Lifecycle's loop, when one is started.
+//
+// Node's accessors (Leader, IsActive, MetadataOffset, Publisher) are
+// safe from any goroutine. A Client is safe for concurrent use, with one
+// request in flight per connection.
+//
+// # Invariants
+//
+//   - Nothing is sent to a peer before the entries and hard state of
+//     the same Ready are durable.
+//   - Entries apply in index order, each once; the published image is
+//     always that of a committed prefix of the log.
+//   - A request is answered success only after its entry has applied on
+//     the node that answers.
+//   - Only the leader of the current term proposes, and only after
+//     replaying every earlier entry.
+package quorum

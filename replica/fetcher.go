@@ -1,0 +1,254 @@
+package replica
+
+import (
+	"context"
+	"hash/fnv"
+	"sync"
+	"time"
+
+	"github.com/varve/varve/segment"
+)
+
+// Follower fetchers (Kafka's ReplicaFetcherManager and
+// AbstractFetcherThread): num.replica.fetchers loops per source broker,
+// each sending one Fetch for every partition it follows from that
+// leader, applying each partition's answer to its Partition.
+
+// FetcherConfig holds the follower fetchers' settings, Kafka's replica.*
+// properties; zero values take Kafka's defaults.
+type FetcherConfig struct {
+	NumFetchers      int           // num.replica.fetchers, 1
+	MaxBytes         int32         // replica.fetch.max.bytes, 1 MiB (per partition)
+	ResponseMaxBytes int32         // replica.fetch.response.max.bytes, 10 MiB
+	MaxWait          time.Duration // replica.fetch.wait.max.ms, 500 ms
+	MinBytes         int32         // replica.fetch.min.bytes, 1
+	Backoff          time.Duration // replica.fetch.backoff.ms, 1 s
+	// BrokerEpoch is this node's broker epoch, sent in ReplicaState
+	// (Fetch v15+); nil is -1.
+	BrokerEpoch func() int64
+}
+
+func (c FetcherConfig) withDefaults() FetcherConfig {
+	if c.NumFetchers <= 0 {
+		c.NumFetchers = 1
+	}
+	if c.MaxBytes <= 0 {
+		c.MaxBytes = 1 << 20
+	}
+	if c.ResponseMaxBytes <= 0 {
+		c.ResponseMaxBytes = 10 << 20
+	}
+	if c.MaxWait <= 0 {
+		c.MaxWait = 500 * time.Millisecond
+	}
+	if c.MinBytes <= 0 {
+		c.MinBytes = 1
+	}
+	if c.Backoff <= 0 {
+		c.Backoff = time.Second
+	}
+	if c.BrokerEpoch == nil {
+		c.BrokerEpoch = func() int64 { return -1 }
+	}
+	return c
+}
+
+// ReplicaFetch is one Fetch a follower sends its leader.
+type ReplicaFetch struct {
+	ReplicaID    int32
+	ReplicaEpoch int64
+	MaxWait      time.Duration
+	MinBytes     int32
+	MaxBytes     int32
+	Partitions   []ReplicaFetchPartition
+}
+
+// ReplicaFetchPartition is one partition of a ReplicaFetch.
+type ReplicaFetchPartition struct {
+	TP                 segment.TopicPartition
+	TopicID            TopicID
+	FetchOffset        int64
+	LastFetchedEpoch   int32
+	CurrentLeaderEpoch int32
+	LogStartOffset     int64
+	MaxBytes           int32
+}
+
+// ReplicaFetchResult is the leader's answer for one partition (its
+// error decoded from the error code).
+type ReplicaFetchResult struct {
+	TP segment.TopicPartition
+	FetchResponse
+}
+
+// LeaderEndpoint sends a follower's fetch to broker leader and returns
+// its per-partition answers, records included (Kafka's LeaderEndpoint).
+// An error means no answer (the connection failed): the fetcher backs
+// off and tries again.
+type LeaderEndpoint interface {
+	Fetch(ctx context.Context, leader int32, req ReplicaFetch) ([]ReplicaFetchResult, error)
+}
+
+type fetcherKey struct {
+	leader int32
+	id     int
+}
+
+// fetcher is one fetch loop towards one leader.
+type fetcher struct {
+	key     fetcherKey
+	mu      sync.Mutex
+	parts   map[segment.TopicPartition]*Partition
+	changed chan struct{} // a partition was added
+	cancel  context.CancelFunc
+	running bool
+}
+
+func fetcherID(tp segment.TopicPartition, n int) int {
+	h := fnv.New32a()
+	h.Write([]byte(tp.Topic))
+	return int((h.Sum32() + uint32(tp.Partition)) % uint32(n))
+}
+
+// follow has a fetcher of leader replicate p, removing it from any other.
+func (b *background) follow(p *Partition, leader int32) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	key := fetcherKey{leader, fetcherID(p.TP, b.fetchConfig().NumFetchers)}
+	if old, ok := b.followed[p.TP]; ok && old != key {
+		b.removeLocked(p.TP, old)
+	}
+	f := b.fetchers[key]
+	if f == nil {
+		f = &fetcher{key: key, parts: map[segment.TopicPartition]*Partition{}, changed: make(chan struct{}, 1)}
+		b.fetchers[key] = f
+	}
+	b.followed[p.TP] = key
+	f.mu.Lock()
+	f.parts[p.TP] = p
+	f.mu.Unlock()
+	select {
+	case f.changed <- struct{}{}:
+	default:
+	}
+	if b.started {
+		b.runFetcher(f)
+	}
+}
+
+func (b *background) fetchConfig() FetcherConfig { return b.m.rc.Fetch }
+
+// unfollow stops fetching tp.
+func (b *background) unfollow(tp segment.TopicPartition) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if key, ok := b.followed[tp]; ok {
+		b.removeLocked(tp, key)
+	}
+}
+
+// removeLocked takes tp from its fetcher, and stops a fetcher left with
+// nothing to fetch. REQUIRES b.mu.
+func (b *background) removeLocked(tp segment.TopicPartition, key fetcherKey) {
+	delete(b.followed, tp)
+	f := b.fetchers[key]
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	delete(f.parts, tp)
+	empty := len(f.parts) == 0
+	f.mu.Unlock()
+	if empty {
+		delete(b.fetchers, key)
+		if f.cancel != nil {
+			f.cancel()
+		}
+	}
+}
+
+// runFetcher starts f's loop unless it runs. REQUIRES b.mu.
+func (b *background) runFetcher(f *fetcher) {
+	if f.running || b.ep == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(b.ctx)
+	f.cancel, f.running = cancel, true
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		b.fetchLoop(ctx, f)
+	}()
+}
+
+// fetchLoop is AbstractFetcherThread.doWork: fetch, apply, repeat; back
+// off after a failed request or when no partition is fetchable.
+func (b *background) fetchLoop(ctx context.Context, f *fetcher) {
+	cfg := b.fetchConfig()
+	for ctx.Err() == nil {
+		req, parts := b.buildFetch(f, cfg)
+		if len(req.Partitions) == 0 {
+			select {
+			case <-ctx.Done():
+			case <-f.changed:
+			case <-time.After(cfg.Backoff):
+			}
+			continue
+		}
+		results, err := b.ep.Fetch(ctx, f.key.leader, req)
+		if err != nil {
+			if ctx.Err() == nil {
+				b.m.rc.Logf("replica fetch failed", "leader", f.key.leader, "err", err)
+			}
+			sleep(ctx, cfg.Backoff)
+			continue
+		}
+		if failed := b.applyFetch(parts, results); failed {
+			sleep(ctx, cfg.Backoff)
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// buildFetch makes the fetch of every partition f follows.
+func (b *background) buildFetch(f *fetcher, cfg FetcherConfig) (ReplicaFetch, map[segment.TopicPartition]*Partition) {
+	req := ReplicaFetch{ReplicaID: b.m.rc.NodeID, ReplicaEpoch: cfg.BrokerEpoch(), MaxWait: cfg.MaxWait,
+		MinBytes: cfg.MinBytes, MaxBytes: cfg.ResponseMaxBytes}
+	f.mu.Lock()
+	parts := make(map[segment.TopicPartition]*Partition, len(f.parts))
+	for tp, p := range f.parts {
+		parts[tp] = p
+	}
+	f.mu.Unlock()
+	for tp, p := range parts {
+		fr, ok := p.NextFetch()
+		if !ok {
+			continue
+		}
+		req.Partitions = append(req.Partitions, ReplicaFetchPartition{TP: tp, TopicID: p.TopicID, FetchOffset: fr.FetchOffset,
+			LastFetchedEpoch: fr.LastFetchedEpoch, CurrentLeaderEpoch: fr.CurrentLeaderEpoch, LogStartOffset: p.StartOffset(), MaxBytes: cfg.MaxBytes})
+	}
+	return req, parts
+}
+
+// applyFetch hands each partition its answer; it reports whether one
+// failed (the loop then backs off, as Kafka delays failed partitions).
+func (b *background) applyFetch(parts map[segment.TopicPartition]*Partition, results []ReplicaFetchResult) (failed bool) {
+	for _, r := range results {
+		p := parts[r.TP]
+		if p == nil {
+			continue
+		}
+		if err := p.HandleFetchResponse(r.FetchResponse); err != nil {
+			b.m.rc.Logf("replica fetch answer not applied", "partition", r.TP.String(), "err", err)
+			failed = true
+		}
+	}
+	return failed
+}
