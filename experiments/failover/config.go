@@ -41,6 +41,7 @@ type config struct {
 	cacheDir           string
 	varveBin           string
 	keep               bool
+	clientLog          string // franz-go's debug log of the producer, for diagnosis
 }
 
 // profile is the test profile both systems run with: Kafka's property
@@ -84,6 +85,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.kafkaHeap, "kafka-heap", "1g", "each Kafka node's JVM heap (Kafka's default KAFKA_HEAP_OPTS is 1g)")
 	fs.StringVar(&c.cacheDir, "cache", kafkadist.DefaultCacheDir(), "where the assembled Kafka is kept between runs")
 	fs.StringVar(&c.varveBin, "varve-bin", "", "a varve binary to run (default: build ./cmd/varve)")
+	fs.StringVar(&c.clientLog, "client-log", "", "write the producer client's debug log (franz-go) to FILE.<system>, for diagnosis")
 	fs.BoolVar(&c.keep, "keep", false, "keep the nodes' directories (logs, data) after the run")
 	if err := fs.Parse(args); err != nil {
 		return c, err

@@ -50,6 +50,8 @@
 // per trial), summary.csv (p50 and p99 per system, scenario and figure),
 // failover.png/.svg (the distributions side by side) and summary.md.
 // The write-up is papers/failover.md.
+// -client-log FILE writes the producer's franz-go debug log to
+// FILE.<system>, to see what the client did around a fault.
 //
 // # Concurrency
 //

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"sync"
 	"time"
@@ -68,8 +69,16 @@ func javaBackoff(tries int) time.Duration {
 	return min(d, time.Second)
 }
 
-func startProducer(bootstrap []string, topic string, timeout time.Duration) (*producer, error) {
-	cl, err := kgo.NewClient(clientOpts(bootstrap, timeout)...)
+// startProducer starts the loop; with log set, franz-go's debug log
+// goes there (timestamped), to see what the client did in a trial.
+func startProducer(bootstrap []string, topic string, timeout time.Duration, log io.Writer) (*producer, error) {
+	opts := clientOpts(bootstrap, timeout)
+	if log != nil {
+		opts = append(opts, kgo.WithLogger(kgo.BasicLogger(log, kgo.LogLevelDebug, func() string {
+			return time.Now().Format("15:04:05.000000 ")
+		})))
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, err
 	}

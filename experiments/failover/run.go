@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -91,7 +92,17 @@ func runSystem(ctx context.Context, cfg config, bar *progress.Bar, name, tmp str
 		return o
 	}
 	defer r.pr.close()
-	if r.prod, err = startProducer(sys.bootstrap(), topic, cfg.trialTimeout); err != nil {
+	var clog io.Writer
+	if cfg.clientLog != "" {
+		f, err := os.Create(cfg.clientLog + "." + name)
+		if err != nil {
+			o.err = err
+			return o
+		}
+		defer f.Close()
+		clog = f
+	}
+	if r.prod, err = startProducer(sys.bootstrap(), topic, cfg.trialTimeout, clog); err != nil {
 		o.err = err
 		return o
 	}
@@ -128,8 +139,8 @@ func (r *runner) all(ctx context.Context, bar *progress.Bar) ([]trial, error) {
 			if err != nil {
 				t.Err = err.Error()
 			}
-			fmt.Fprintf(r.log, "%s: node %d (also %v), new leader after %v, exit after %v, %d acks so far; %s\n",
-				t, t.Victim, t.Also, t.Moved.Round(time.Millisecond), t.Exit.Round(time.Millisecond), r.prod.count(), t.Err)
+			fmt.Fprintf(r.log, "%s: node %d (also %v), new leader after %v, %d acks so far %s\n",
+				t, t.Victim, t.Also, t.Moved.Round(time.Millisecond), r.prod.count(), t.Err)
 			out = append(out, t)
 			if err != nil {
 				return out, fmt.Errorf("%s: %w", t, err)
