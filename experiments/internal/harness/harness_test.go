@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"errors"
+	"math"
 	"path/filepath"
 	"testing"
 	"time"
@@ -68,5 +69,26 @@ func TestSizeName(t *testing.T) {
 		if got := SizeName(n); got != want {
 			t.Errorf("SizeName(%d) = %s, want %s", n, got, want)
 		}
+	}
+}
+
+func TestQuantileNearestRank(t *testing.T) {
+	v := make([]float64, 20)
+	for i := range v {
+		v[i] = float64(20 - i) // 20..1, unsorted
+	}
+	for _, c := range []struct{ q, want float64 }{{0.5, 10}, {0.99, 20}, {0.95, 19}, {0.01, 1}, {1, 20}} {
+		if got := Quantile(v, c.q); got != c.want {
+			t.Errorf("Quantile(1..20, %v) = %v, want %v", c.q, got, c.want)
+		}
+	}
+	if v[0] != 20 {
+		t.Errorf("Quantile sorted its argument")
+	}
+	if got := Quantile([]float64{7}, 0.5); got != 7 {
+		t.Errorf("one value: %v", got)
+	}
+	if got := Quantile(nil, 0.5); !math.IsNaN(got) {
+		t.Errorf("no values: %v, want NaN", got)
 	}
 }

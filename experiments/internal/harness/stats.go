@@ -1,6 +1,9 @@
 package harness
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // Median is the median of v (the mean of the middle two for an even
 // count), 0 for none. v is not modified.
@@ -53,4 +56,18 @@ func GroupBy[T any, K comparable](xs []T, key func(T) K) map[K][]T {
 		out[k] = append(out[k], x)
 	}
 	return out
+}
+
+// Quantile is the nearest-rank q-quantile of v (0 < q <= 1): the
+// smallest value with at least a fraction q of v at or below it, so
+// that p99 of 20 values is their largest. NaN for none; v is not
+// modified.
+func Quantile(v []float64, q float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	rank := int(math.Ceil(q * float64(len(s))))
+	return s[min(max(rank, 1), len(s))-1]
 }
