@@ -52,7 +52,11 @@ type Broker struct {
 	mu       sync.Mutex
 	lis      []stdnet.Listener
 	stopping chan struct{}
-	bg       sync.WaitGroup
+	// stopImages ends the following of metadata images, after a
+	// controlled shutdown (which needs them: its leaderships move away
+	// through them) and before the replicas close.
+	stopImages chan struct{}
+	bg         sync.WaitGroup
 }
 
 // server is what the Reactor and the goroutine-per-connection server
@@ -71,7 +75,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 	if err := checkListenerSecurity(cfg); err != nil {
 		return nil, err
 	}
-	b := &Broker{cfg: cfg, log: logger, nodeID: int32(cfg.NodeID), stopping: make(chan struct{})}
+	b := &Broker{cfg: cfg, log: logger, nodeID: int32(cfg.NodeID), stopping: make(chan struct{}), stopImages: make(chan struct{})}
 	var err error
 	if b.host, b.port, err = advertised(cfg); err != nil {
 		return nil, err
@@ -222,8 +226,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.mu.Unlock()
 	start := time.Now()
 	b.controlledShutdown(ctx) // leaderships move to other replicas first
-	b.groups.shutdown()       // answers parked JoinGroups, which the server would wait for
-	b.purgatory.Close()       // answers parked fetches and produces, likewise
+	close(b.stopImages)
+	b.groups.shutdown() // answers parked JoinGroups, which the server would wait for
+	b.purgatory.Close() // answers parked fetches and produces, likewise
 	err := b.server.Shutdown(ctx)
 	b.bg.Wait()
 	b.stopCleaners()
@@ -250,6 +255,7 @@ func (b *Broker) Kill() {
 	default:
 	}
 	close(b.stopping)
+	close(b.stopImages)
 	b.mu.Unlock()
 	if b.quorum != nil {
 		b.quorum.Kill()

@@ -83,8 +83,36 @@ func (b *Broker) controlledShutdown(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(ctx, controlledShutdownTimeout(ctx))
 	defer cancel()
 	err := b.lifecycle.ControlledShutdown(cctx)
+	if err == nil {
+		// The controller lets the node go once its leaderships have
+		// moved; wait (briefly) until this node's replicas have applied
+		// that too, so the produces it holds are answered
+		// NOT_LEADER_OR_FOLLOWER, with the new leader (KIP-951), and
+		// clients move at once rather than after the connection drops.
+		b.awaitLeadingNothing(cctx, 2*time.Second)
+	}
 	b.log.Info("controlled shutdown", "took", time.Since(start), "err", err)
 	b.lifecycle.Stop()
+}
+
+// awaitLeadingNothing waits until the replica manager has applied an
+// image in which this node leads no partition, or max passes.
+func (b *Broker) awaitLeadingNothing(ctx context.Context, max time.Duration) {
+	deadline := time.Now().Add(max)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if img := b.repl.applied.Load(); img != nil {
+			if _, leading, _ := b.replicaCounts(img); leading == 0 {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_, inImage, _ := b.replicaCounts(b.meta.image())
+	applied := -1
+	if img := b.repl.applied.Load(); img != nil {
+		_, applied, _ = b.replicaCounts(img)
+	}
+	b.log.Warn("still leading partitions after the controlled shutdown", "in_image", inImage, "applied", applied, "image_version", b.meta.image().Version())
 }
 
 func controlledShutdownTimeout(ctx context.Context) time.Duration {

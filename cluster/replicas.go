@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -39,7 +40,8 @@ type replication struct {
 	mu         sync.Mutex
 	controller ControllerClient
 	listener   LeadershipListener
-	prev       *metadata.Image // the last image applied
+	prev       *metadata.Image                // the last image applied
+	applied    atomic.Pointer[metadata.Image] // prev, for readers outside the applying goroutine
 	client     *replicaClient
 }
 
@@ -123,7 +125,7 @@ func (b *Broker) stopReplication() {
 func (b *Broker) followImages(ch <-chan struct{}) {
 	for {
 		select {
-		case <-b.stopping:
+		case <-b.stopImages:
 			return
 		case <-ch:
 		}
@@ -161,6 +163,7 @@ func (b *Broker) applyImage(img *metadata.Image) {
 		}
 	}
 	b.repl.prev = img
+	b.repl.applied.Store(img)
 }
 
 // applyPartition makes this node's replica of tp what the image says.

@@ -346,3 +346,67 @@ func (tc *quorumCluster) waitBrokers(n int) {
 	}
 	t.Fatalf("Metadata never listed %d brokers; last answer: %s", n, last)
 }
+
+// Kafka: SIGTERM is a controlled shutdown. The node's leaderships move to
+// other in-sync replicas before it exits, and a produce the old leader
+// holds (acks=all, waiting for followers) is answered
+// NOT_LEADER_OR_FOLLOWER the moment it stops leading, so a producer
+// moves to the new leader at once instead of waiting for the process
+// to exit.
+func TestThreeNodesControlledShutdownKeepsProducing(t *testing.T) {
+	tc := startQuorumCluster(t, 3, nil)
+	tc.waitBrokers(3)
+	adm := kadm.NewClient(client(t, tc.addrs[0]))
+	if resp, err := adm.CreateTopic(ctx(t), 1, 3, nil, "cs"); err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	var leader int32 = -1
+	waitWithin(t, 10*time.Second, "a leader", func() bool {
+		m, err := adm.Metadata(ctx(t), "cs")
+		if err == nil {
+			leader = m.Topics["cs"].Partitions[0].Leader
+		}
+		return leader > 0
+	})
+	other := tc.addrs[int(leader)%3]
+	popts := []kgo.Opt{kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic("cs"), kgo.RecordRetries(1000)}
+	if os.Getenv("VARVE_TEST_LOG") != "" {
+		popts = append(popts, kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelDebug, nil)))
+	}
+	prod := client(t, other, popts...)
+	// Warm up: the followers' first fetches may have found the topic not
+	// yet created on the leader and be waiting replica.fetch.backoff.ms.
+	if err := prod.ProduceSync(ctx(t), kgo.StringRecord("first")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	gaps := make(chan time.Duration, 1)
+	n := 0
+	go func() {
+		last, worst := time.Now(), time.Duration(0)
+		for {
+			select {
+			case <-stop:
+				gaps <- worst
+				return
+			default:
+			}
+			if err := prod.ProduceSync(ctx(t), kgo.StringRecord(fmt.Sprint(n))).FirstErr(); err != nil {
+				t.Errorf("record %d: %v", n, err)
+			}
+			n++
+			worst, last = max(worst, time.Since(last)), time.Now()
+		}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	start := time.Now()
+	tc.stop(int(leader) - 1)
+	t.Logf("controlled shutdown of the leader's node took %v", time.Since(start).Round(time.Millisecond))
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	worst := <-gaps
+	t.Logf("%d records; the longest wait for an acknowledgement was %v", n, worst.Round(time.Millisecond))
+	if worst > 2*time.Second {
+		t.Errorf("producers stalled %v across a controlled shutdown", worst)
+	}
+}
