@@ -2,9 +2,12 @@ package replica
 
 import (
 	"context"
+	"errors"
 	"hash/fnv"
 	"sync"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/varve/varve/segment"
 )
@@ -206,8 +209,17 @@ func (b *background) fetchLoop(ctx context.Context, f *fetcher) {
 			sleep(ctx, cfg.Backoff)
 			continue
 		}
-		if failed := b.applyFetch(parts, results); failed {
+		switch b.applyFetch(parts, results) {
+		case fetchFailed:
 			sleep(ctx, cfg.Backoff)
+		case fetchLeaderBehind:
+			// The leader has not applied the metadata that makes it
+			// leader of this epoch yet (it answers NOT_LEADER_OR_FOLLOWER
+			// or UNKNOWN_LEADER_EPOCH): it will within milliseconds, and
+			// a full replica.fetch.backoff.ms here would hold every
+			// acks=all produce on the new leader that long after a
+			// failover. Kafka waits the full backoff; we retry soon.
+			sleep(ctx, min(cfg.Backoff, leaderBehindBackoff))
 		}
 	}
 }
@@ -248,9 +260,22 @@ type asked struct {
 	req FetchRequest
 }
 
-// applyFetch hands each partition its answer; it reports whether one
-// failed (the loop then backs off, as Kafka delays failed partitions).
-func (b *background) applyFetch(parts map[segment.TopicPartition]asked, results []ReplicaFetchResult) (failed bool) {
+// leaderBehindBackoff is how soon a follower asks again a leader whose
+// metadata lags its own (see fetchLoop).
+const leaderBehindBackoff = 20 * time.Millisecond
+
+// fetchOutcome is how a round of answers went.
+type fetchOutcome int
+
+const (
+	fetchApplied      fetchOutcome = iota
+	fetchLeaderBehind             // only answers saying the leader does not know it leads yet
+	fetchFailed                   // some other error: back off, as Kafka delays failed partitions
+)
+
+// applyFetch hands each partition its answer and says how the round went.
+func (b *background) applyFetch(parts map[segment.TopicPartition]asked, results []ReplicaFetchResult) fetchOutcome {
+	out := fetchApplied
 	for _, r := range results {
 		a, ok := parts[r.TP]
 		if !ok {
@@ -258,8 +283,12 @@ func (b *background) applyFetch(parts map[segment.TopicPartition]asked, results 
 		}
 		if err := a.p.HandleFetchResponseTo(a.req, r.FetchResponse); err != nil {
 			b.m.rc.Logf("replica fetch answer not applied", "partition", r.TP.String(), "err", err)
-			failed = true
+			if errors.Is(err, kerr.NotLeaderForPartition) || errors.Is(err, kerr.UnknownLeaderEpoch) {
+				out = max(out, fetchLeaderBehind)
+			} else {
+				out = fetchFailed
+			}
 		}
 	}
-	return failed
+	return out
 }

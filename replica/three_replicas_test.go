@@ -36,7 +36,10 @@ type cluster3 struct {
 
 const lagMs = 30000
 
-func newCluster3(t *testing.T) *cluster3 {
+func newCluster3(t *testing.T) *cluster3 { return newCluster3With(t, 10*time.Millisecond) }
+
+// newCluster3With is newCluster3 with replica.fetch.backoff.ms backoff.
+func newCluster3With(t *testing.T, backoff time.Duration) *cluster3 {
 	c := &cluster3{t: t, ms: map[int32]*replica.Manager{}, tp: tp("repl", 0)}
 	c.nowMs.Store(1_000_000)
 	for id := int32(1); id <= 3; id++ {
@@ -44,7 +47,7 @@ func newCluster3(t *testing.T) *cluster3 {
 			LogConfig: func(string) segment.Config { return segment.DefaultConfig() }},
 			replica.ManagerConfig{NodeID: id, ReplicaLagTimeMaxMs: lagMs, NowMs: c.nowMs.Load,
 				MinInsyncReplicas: func(string) int { return 2 }, ISRCheckInterval: time.Hour,
-				Fetch: replica.FetcherConfig{MaxWait: 50 * time.Millisecond, Backoff: 10 * time.Millisecond}})
+				Fetch: replica.FetcherConfig{MaxWait: 50 * time.Millisecond, Backoff: backoff}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -307,4 +310,39 @@ func count(xs []string, x string) int {
 		}
 	}
 	return n
+}
+
+// A follower told of a new leader before the leader itself (each node
+// applies the metadata on its own) is answered UNKNOWN_LEADER_EPOCH or
+// NOT_LEADER_OR_FOLLOWER; it asks again within milliseconds rather than
+// after replica.fetch.backoff.ms, which would hold the new leader's first
+// acks=all produces that long after every failover.
+func TestFollowerAheadOfItsLeaderRetriesSoon(t *testing.T) {
+	c := newCluster3With(t, time.Minute)
+	for _, m := range c.ms {
+		m.Start(c, c)
+	}
+	// The followers hear of epoch 1 first; the leader a moment later.
+	c.mu.Lock()
+	c.state = replica.LeaderAndISR{Leader: 1, LeaderEpoch: 1, PartitionEpoch: 1, ISR: []int32{1, 2, 3}, Replicas: []int32{1, 2, 3}}
+	s := c.state
+	c.mu.Unlock()
+	c.tell(2, c.ms[2], s)
+	c.tell(3, c.ms[3], s)
+	time.Sleep(100 * time.Millisecond) // their first fetches are refused
+	c.tell(1, c.ms[1], s)
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- c.produce(1, -1, "x") }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("acks=all never completed")
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("acks=all took %v: the followers waited out replica.fetch.backoff.ms (1 minute here)", d)
+	}
 }
