@@ -70,6 +70,7 @@ func TestClusterNothingLostUnderFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three varve server processes under faults for ~3 minutes")
 	}
+	skipUnderRace(t)
 	if !chaos.EnterNetns(t) {
 		return
 	}
@@ -80,6 +81,18 @@ func TestClusterNothingLostUnderFaults(t *testing.T) {
 	t.Logf("fault schedule seed %d (replay: go test -run %s ./chaos -chaos.seed=%d)", seed, t.Name(), seed)
 	s := chaos.NewScenarioSchedule(seed, slices.Concat(clusterScenarios, clusterScenarios), clusterScheduleOptions)
 	runClusterSchedule(t, s)
+}
+
+// skipUnderRace skips the three-node tier in a test binary built with
+// -race: CI runs the tier in its plain pass over every package, and
+// the race pass would run it again for minutes with nothing new to
+// find (the servers are not built with -race; the harness's own
+// concurrency is covered by the single-node tests under -race).
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("the three-node fault tier runs in the plain test pass, not again under -race")
+	}
 }
 
 // runClusterSchedule runs the workload on a fresh three-node cluster
@@ -238,6 +251,7 @@ func TestClusterMinorityLeaderTruncatesItsTail(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three varve server processes and isolates one")
 	}
+	skipUnderRace(t)
 	if !chaos.EnterNetns(t) {
 		return
 	}
