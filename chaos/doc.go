@@ -56,10 +56,18 @@
 // # Faults
 //
 // A Schedule is a list of faults at times from the start of a run,
-// drawn from a seed by NewSchedule, so a failing run replays with the
-// same seed. Kill (SIGKILL, then a restart after the fault's hold), Pause
-// (SIGSTOP, then SIGCONT) and Restart (SIGTERM, then start) act on a
-// Node; network cuts are a NetCut function the cluster harness supplies.
+// drawn from a seed by NewSchedule (random kinds), or by
+// NewScenarioSchedule (a fixed list of faults in a seeded order), so a
+// failing run replays with the same seed. Kill (SIGKILL, then a restart
+// after the fault's hold), Pause (SIGSTOP, then SIGCONT) and Restart
+// (SIGTERM, then start) act on a Node; Cut (a link, one way or both)
+// and Isolate (a node from all others) are functions the cluster
+// harness supplies. A fault strikes its drawn node, or the node that
+// holds a role when it strikes (Target: a partition's leader, the
+// active controller), which the Runner's Locate finds; the Runner's
+// Settle runs before each fault (the cluster harness waits there for
+// every ISR to be full), so one fault at a time is one node short at a
+// time.
 // Proc is a Node for a `varve server` child process with a fixed data
 // directory and listener, so that it comes back where clients expect it;
 // a localcluster.Node is one too.
@@ -77,8 +85,14 @@
 // minority) and HealAll. Net refuses to run in the namespace of the
 // process that started the test, or of process 1. StartCluster runs a
 // localcluster of `varve server` processes there, one address per node,
-// with its Net, and Runner applies a Schedule to both. Without root or
-// nft a namespace test skips, unless CI is set: then it fails.
+// with its Net, and Runner applies a Schedule to both; its clients bind
+// to the address after the last node's (ClientOpts), so that no cut
+// between nodes cuts them. Roles finds where the cluster's roles are
+// over the Kafka protocol: Metadata asked of each node (leaders, ISRs)
+// and DescribeQuorum (the active controller). ShortTimeouts scale
+// Kafka's failure detection down for tests. Without root or nft a
+// namespace test skips, unless CI is set: then it fails. RunInNetns is
+// EnterNetns for a program (the soak experiment).
 //
 // # Running a test
 //
@@ -87,12 +101,15 @@
 // set History.Final from FullRead, then Check; Unavailability reports
 // the windows in which appends waited with none acknowledged. The
 // single-node test in this package is the example; it logs its seed,
-// and -chaos.seed replays a schedule.
+// and -chaos.seed replays a schedule. The cluster tests (three nodes,
+// replication factor 3, min.insync.replicas=2) are the CI tier; the
+// long soak is experiments/faults.
 //
 // # Concurrency
 //
 // History's record methods are safe for concurrent use by the workload's
 // goroutines; its readers (Appends, Polls, Events) copy under its lock.
+// Roles is safe for concurrent use (its clients are franz-go's).
 // Checkers run on a finished History, single-threaded. A Workload owns
 // one goroutine per producer and per consumer (each with its own
 // franz-go client) until Stop returns; a group member's rebalances run

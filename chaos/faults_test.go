@@ -115,3 +115,94 @@ func TestRunnerWithoutNetCutRefusesCuts(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// A scenario schedule runs each scenario once, keeps what each fixes
+// (kind, target, direction), replays from its seed, and orders them
+// by seed.
+func TestScenarioScheduleHoldsEachScenarioOnce(t *testing.T) {
+	scenarios := []Fault{{Kind: Kill, Target: PartitionLeader}, {Kind: Kill, Target: ActiveController},
+		{Kind: Cut, Target: PartitionLeader, OneWay: true}, {Kind: Isolate, Target: ActiveController}, {Kind: Pause}}
+	o := testOpts
+	o.Partitions = 4
+	o.KindHold = map[Kind][2]time.Duration{Pause: {4 * time.Second, 5 * time.Second}}
+	a, b := NewScenarioSchedule(3, scenarios, o), NewScenarioSchedule(3, scenarios, o)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("seed 3 drew two schedules:\n%s\n%s", a, b)
+	}
+	orders := map[string]bool{}
+	for seed := range uint64(20) {
+		s := NewScenarioSchedule(seed, scenarios, o)
+		var order []string
+		seen := map[[3]int]int{}
+		for _, f := range s.Faults {
+			seen[[3]int{int(f.Kind), int(f.Target), map[bool]int{false: 0, true: 1}[f.OneWay]}]++
+			order = append(order, f.Kind.String()+"/"+f.Target.String())
+			if f.Partition < 0 || f.Partition >= 4 || f.Peer == f.Node {
+				t.Fatalf("seed %d: %v", seed, f)
+			}
+			if f.Kind == Pause && f.Hold < 4*time.Second {
+				t.Fatalf("seed %d: a pause held %v, under its kind's hold", seed, f.Hold)
+			}
+		}
+		for _, sc := range scenarios {
+			if n := seen[[3]int{int(sc.Kind), int(sc.Target), map[bool]int{false: 0, true: 1}[sc.OneWay]}]; n != 1 {
+				t.Fatalf("seed %d: scenario %v ran %d times:\n%s", seed, sc, n, s)
+			}
+		}
+		orders[strings.Join(order, ",")] = true
+	}
+	if len(orders) < 2 {
+		t.Fatal("every seed drew the same order")
+	}
+}
+
+// A fault on a role strikes the node Locate names when it strikes, and
+// notes why; a cut whose drawn peer is that node cuts it from the drawn
+// node instead; without a Locate such a fault fails. Settle runs before
+// every fault, and its error ends the run.
+func TestRunnerLocatesRolesAndSettles(t *testing.T) {
+	ns := []Node{&fakeNode{name: "n0"}, &fakeNode{name: "n1"}, &fakeNode{name: "n2"}}
+	var cuts, isolated []int
+	settled := 0
+	r := &Runner{Nodes: ns, History: NewHistory(),
+		Cut: func(from, to int, _ bool) (func() error, error) {
+			cuts = append(cuts, from, to)
+			return func() error { return nil }, nil
+		},
+		Isolate: func(n int) (func() error, error) {
+			isolated = append(isolated, n)
+			return func() error { return nil }, nil
+		},
+		Locate: func(_ context.Context, f Fault) (int, error) {
+			if f.Target == ActiveController {
+				return 2, nil
+			}
+			return int(f.Partition), nil
+		},
+		Settle: func(context.Context) error { settled++; return nil }}
+	s := Schedule{Faults: []Fault{
+		{Kind: Kill, Target: PartitionLeader, Partition: 1, Node: 0},
+		{Kind: Isolate, Target: ActiveController, Node: 0},
+		{Kind: Cut, Target: ActiveController, Node: 0, Peer: 2},
+	}}
+	if err := r.Run(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(ns[1].(*fakeNode).log, ","); got != "kill,start" {
+		t.Errorf("the leader of partition 1 (n1) got %q", got)
+	}
+	if !reflect.DeepEqual(isolated, []int{2}) || !reflect.DeepEqual(cuts, []int{2, 0}) || settled != 3 {
+		t.Errorf("isolated %v, cuts %v, settled %d times", isolated, cuts, settled)
+	}
+	if ev := r.History.Events(); ev[0].What != "kill n1 (leader of partition 1)" || ev[2].What != "isolate n2 (active controller)" {
+		t.Errorf("events: %v", ev)
+	}
+	r.Locate = nil
+	if err := r.Run(context.Background(), Schedule{Faults: s.Faults[:1]}); !errors.Is(err, ErrNoLocate) {
+		t.Errorf("without Locate: %v", err)
+	}
+	r.Settle = func(context.Context) error { return errors.New("ISR never full") }
+	if err := r.Run(context.Background(), Schedule{Seed: 9, Faults: s.Faults[:1]}); err == nil || !strings.Contains(err.Error(), "ISR never full") {
+		t.Errorf("a failed settle: %v", err)
+	}
+}

@@ -225,3 +225,30 @@ func loopbackUp() error {
 	}
 	return nil
 }
+
+// RunInNetns is EnterNetns for a program rather than a test: outside,
+// it runs this program again with the same arguments in a new private
+// network namespace, its output and input the program's, and returns
+// inside=false with the child's error once the child exits; inside
+// (the child), it brings the loopback interface up and returns
+// inside=true. Without root or nft it returns an error saying which.
+func RunInNetns() (inside bool, err error) {
+	if os.Getenv(netnsEnv) != "" {
+		return true, enterOnce()
+	}
+	if err := netnsAvailable(); err != nil {
+		return false, fmt.Errorf("chaos: cannot run in a network namespace: %w", err)
+	}
+	host, err := netnsOf("self")
+	if err != nil {
+		return false, err
+	}
+	cmd := exec.Command(os.Args[0], os.Args[1:]...)
+	cmd.Env = append(os.Environ(), netnsEnv+"=process", hostNetnsEnv+"="+host)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Run(); err != nil {
+		return false, fmt.Errorf("chaos: in its network namespace: %w", err)
+	}
+	return false, nil
+}

@@ -12,13 +12,20 @@ import (
 // CreateTopic creates topic with partitions partitions and replication
 // factor rf, retrying while the brokers are starting.
 func CreateTopic(ctx context.Context, brokers []string, topic string, partitions int32, rf int16) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	return CreateTopicWith(ctx, brokers, topic, partitions, rf, nil)
+}
+
+// CreateTopicWith is CreateTopic with topic configs (such as
+// min.insync.replicas) and client options.
+func CreateTopicWith(ctx context.Context, brokers []string, topic string, partitions int32, rf int16,
+	configs map[string]*string, opts ...kgo.Opt) error {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...)}, opts...)...)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
 	for {
-		resp, err := kadm.NewClient(cl).CreateTopic(ctx, partitions, rf, nil, topic)
+		resp, err := kadm.NewClient(cl).CreateTopic(ctx, partitions, rf, configs, topic)
 		if err == nil {
 			err = resp.Err
 		}
@@ -31,9 +38,9 @@ func CreateTopic(ctx context.Context, brokers []string, topic string, partitions
 
 // FullRead reads every partition of topic from its log start offset to
 // its end offset at the time of the call: the final read the checkers
-// compare everything else with.
-func FullRead(ctx context.Context, brokers []string, topic string) (map[int32][]Rec, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+// compare everything else with. opts are added to its clients.
+func FullRead(ctx context.Context, brokers []string, topic string, opts ...kgo.Opt) (map[int32][]Rec, error) {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -63,14 +70,15 @@ func FullRead(ctx context.Context, brokers []string, topic string) (map[int32][]
 	if len(from) == 0 {
 		return out, nil
 	}
-	return out, readUntil(ctx, brokers, topic, from, want, out)
+	return out, readUntil(ctx, brokers, topic, from, want, out, opts)
 }
 
 // readUntil consumes the partitions in from until each reaches its
 // offset in want, appending to out.
-func readUntil(ctx context.Context, brokers []string, topic string, from map[int32]kgo.Offset, want map[int32]int64, out map[int32][]Rec) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: from}))
+func readUntil(ctx context.Context, brokers []string, topic string, from map[int32]kgo.Offset, want map[int32]int64,
+	out map[int32][]Rec, opts []kgo.Opt) error {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: from})}, opts...)...)
 	if err != nil {
 		return err
 	}
