@@ -4,13 +4,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/varve/varve/experiments/internal/harness"
+	"github.com/varve/varve/experiments/internal/kafkadist"
 )
 
 // Systems the experiment knows, in the order it runs them.
@@ -59,7 +59,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.perfTool, "perf-tool", true, "also run Kafka's ProducerPerformance against varve and kafka")
 	fs.BoolVar(&c.noAck, "noack", true, "also run the paper's acks=0 producer against varve and kafka")
 	fs.StringVar(&c.kafkaVersion, "kafka-version", "4.4.0", "Apache Kafka version to assemble from Maven Central")
-	fs.StringVar(&c.cacheDir, "cache", defaultCacheDir(), "where the assembled Kafka is kept between runs")
+	fs.StringVar(&c.cacheDir, "cache", kafkadist.DefaultCacheDir(), "where the assembled Kafka is kept between runs")
 	fs.StringVar(&c.outDir, "out", "", "results directory (default experiments/kafka2011/results/<YYYY-MM-DD>, -quick: results/quick)")
 	fs.BoolVar(&c.keep, "keep", false, "keep the brokers' temporary data directories")
 	fs.BoolVar(&c.progress, "progress", true, "show a progress bar")
@@ -110,14 +110,6 @@ func parseInts(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
-}
-
-// defaultCacheDir is $XDG_CACHE_HOME/varve-kafka2011, else the user cache.
-func defaultCacheDir() string {
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "varve-kafka2011")
-	}
-	return filepath.Join(os.TempDir(), "varve-kafka2011")
 }
 
 // consumeBatch is the batch size whose stored messages the consume test

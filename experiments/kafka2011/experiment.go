@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/varve/varve/experiments/internal/kafkadist"
 )
 
 // newSystem returns the system named name.
@@ -43,7 +45,7 @@ func run(ctx context.Context, cfg config) (err error) {
 	m := readMachine(ctx, tmp)
 	if e.needsKafka() {
 		fmt.Fprintln(e.out, "== assembling Apache Kafka", cfg.kafkaVersion, "with Maven (cached after the first run)")
-		if e.libs, err = assembleKafka(ctx, cfg.cacheDir, cfg.kafkaVersion); err != nil {
+		if e.libs, err = kafkadist.Assemble(ctx, cfg.cacheDir, cfg.kafkaVersion); err != nil {
 			e.results = append(e.results, result{System: sysKafka, Test: "start", Err: err.Error()})
 		}
 	}

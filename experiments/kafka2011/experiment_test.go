@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/binary"
 	"encoding/csv"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/varve/varve/experiments/internal/kafkadist"
 	"github.com/varve/varve/record"
 )
 
@@ -100,7 +100,7 @@ func TestScanPartitionReadsEveryLogFile(t *testing.T) {
 // Kafka's KRaft quick start: one node as broker and controller needs
 // process.roles, node.id, the controller quorum and listener names.
 func TestKafkaServerProps(t *testing.T) {
-	text := formatProps(kafkaServerProps("/data", kafkaPorts{broker: 19092, controller: 19093}))
+	text := kafkadist.FormatProps("experiments/kafka2011", kafkaServerProps("/data", kafkaPorts{broker: 19092, controller: 19093}))
 	for _, want := range []string{
 		"process.roles=broker,controller\n", "node.id=1\n", "controller.quorum.voters=1@127.0.0.1:19093\n",
 		"listeners=PLAINTEXT://127.0.0.1:19092,CONTROLLER://127.0.0.1:19093\n",
@@ -119,34 +119,6 @@ func TestKafkaServerProps(t *testing.T) {
 		if lines[i-1] > lines[i] {
 			t.Errorf("properties not sorted: %q before %q", lines[i-1], lines[i])
 		}
-	}
-}
-
-func TestKafkaPOMNamesBrokerAndTools(t *testing.T) {
-	pom := kafkaPOM("4.4.0")
-	for _, want := range []string{
-		"<artifactId>kafka_2.13</artifactId><version>4.4.0</version>",
-		"<artifactId>kafka-tools</artifactId><version>4.4.0</version>",
-	} {
-		if !strings.Contains(pom, want) {
-			t.Errorf("pom lacks %s", want)
-		}
-	}
-}
-
-// Kafka: Uuid.toString is 16 bytes in URL-safe base64 without padding.
-func TestClusterID(t *testing.T) {
-	a, err := newClusterID()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := newClusterID()
-	raw, err := base64.RawURLEncoding.DecodeString(a)
-	if len(a) != 22 || err != nil || len(raw) != 16 {
-		t.Errorf("cluster id %q: %d chars, %v", a, len(a), err)
-	}
-	if a == b {
-		t.Error("two cluster ids are equal")
 	}
 }
 

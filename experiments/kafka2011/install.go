@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/varve/varve/experiments/internal/harness"
 )
 
 // Debian packages and the programs the experiment runs from them.
@@ -41,19 +43,19 @@ func ensureInstalled(ctx context.Context, install bool, progs ...string) error {
 			strings.Join(missing, ", "), strings.Join(missing, " "))
 	}
 	env := []string{"DEBIAN_FRONTEND=noninteractive"}
-	if out, err := runTool(ctx, 10*time.Minute, env, "apt-get", "update"); err != nil {
-		return fmt.Errorf("apt-get update: %w\n%s", err, tail(out, 2000))
+	if out, err := harness.RunTool(ctx, 10*time.Minute, env, "apt-get", "update"); err != nil {
+		return fmt.Errorf("apt-get update: %w\n%s", err, harness.Tail(out, 2000))
 	}
 	args := append([]string{"apt-get", "install", "-y", "--no-install-recommends"}, missing...)
-	if out, err := runTool(ctx, 15*time.Minute, env, args...); err != nil {
-		return fmt.Errorf("apt-get install %s: %w\n%s", strings.Join(missing, " "), err, tail(out, 2000))
+	if out, err := harness.RunTool(ctx, 15*time.Minute, env, args...); err != nil {
+		return fmt.Errorf("apt-get install %s: %w\n%s", strings.Join(missing, " "), err, harness.Tail(out, 2000))
 	}
 	return nil
 }
 
 // debianVersion is an installed package's version, or "unknown".
 func debianVersion(ctx context.Context, pkg string) string {
-	out, err := runTool(ctx, 30*time.Second, nil, "dpkg-query", "-W", "-f=${Version}", pkg)
+	out, err := harness.RunTool(ctx, 30*time.Second, nil, "dpkg-query", "-W", "-f=${Version}", pkg)
 	if err != nil {
 		return "unknown"
 	}

@@ -5,46 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-)
 
-// Java entry points in the assembled libs/.
-const (
-	kafkaMain        = "kafka.Kafka"
-	kafkaStorageTool = "kafka.tools.StorageTool"
-	kafkaPerfMain    = "org.apache.kafka.tools.ProducerPerformance"
+	"github.com/varve/varve/experiments/internal/kafkadist"
 )
-
-// assembleKafka resolves Kafka and kafka-tools with Maven into
-// cacheDir/kafka-<version>/libs, once: a later run reuses the directory.
-func assembleKafka(ctx context.Context, cacheDir, version string) (string, error) {
-	root := filepath.Join(cacheDir, "kafka-"+version)
-	libs := filepath.Join(root, "libs")
-	if ok, _ := filepath.Glob(filepath.Join(libs, "kafka_2.13-"+version+".jar")); len(ok) == 1 {
-		return libs, nil
-	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", fmt.Errorf("assemble kafka: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "pom.xml"), []byte(kafkaPOM(version)), 0o644); err != nil {
-		return "", fmt.Errorf("assemble kafka: %w", err)
-	}
-	tmp := libs + ".partial"
-	os.RemoveAll(tmp)
-	out, err := runTool(ctx, 15*time.Minute, nil, "mvn", "-B", "-q", "-f", filepath.Join(root, "pom.xml"),
-		"dependency:copy-dependencies", "-DincludeScope=runtime", "-DoutputDirectory="+tmp)
-	if err != nil {
-		return "", fmt.Errorf("assemble kafka %s with Maven: %w\n%s", version, err, tail(out, 2000))
-	}
-	if err := os.Rename(tmp, libs); err != nil {
-		return "", fmt.Errorf("assemble kafka: %w", err)
-	}
-	return libs, nil
-}
 
 // kafkaSys is Apache Kafka in KRaft mode, one combined node.
 type kafkaSys struct {
@@ -67,7 +34,7 @@ func (k *kafkaSys) settings(e *env) string {
 // start assembles Kafka, formats its storage and starts the node.
 func (k *kafkaSys) start(ctx context.Context, e *env) error {
 	var err error
-	if k.libs, err = assembleKafka(ctx, e.cfg.cacheDir, e.cfg.kafkaVersion); err != nil {
+	if k.libs, err = kafkadist.Assemble(ctx, e.cfg.cacheDir, e.cfg.kafkaVersion); err != nil {
 		return err
 	}
 	k.dir = filepath.Join(e.tmp, "kafka")
@@ -83,14 +50,13 @@ func (k *kafkaSys) start(ctx context.Context, e *env) error {
 	}
 	k.addr = loopback(k.ports.broker)
 	props := filepath.Join(k.dir, "server.properties")
-	if err := os.WriteFile(props, []byte(formatProps(kafkaServerProps(k.logDirs, k.ports))), 0o644); err != nil {
+	if err := os.WriteFile(props, []byte(kafkadist.FormatProps("experiments/kafka2011", kafkaServerProps(k.logDirs, k.ports))), 0o644); err != nil {
 		return fmt.Errorf("kafka: %w", err)
 	}
 	if err := k.format(ctx, props); err != nil {
 		return err
 	}
-	argv := append([]string{"java"}, kafkaJVMArgs("1g")...)
-	argv = append(argv, "-Dkafka.logs.dir="+filepath.Join(k.dir, "logs"), "-cp", filepath.Join(k.libs, "*"), kafkaMain, props)
+	argv := kafkadist.ServerCommand(k.libs, "1g", filepath.Join(k.dir, "logs"), props)
 	if k.proc, err = e.procs.start(procSpec{name: "kafka", argv: argv, dir: k.dir, log: filepath.Join(k.dir, "kafka.out")}); err != nil {
 		return err
 	}
@@ -99,16 +65,11 @@ func (k *kafkaSys) start(ctx context.Context, e *env) error {
 
 // format runs Kafka's StorageTool on the node's log and metadata dirs.
 func (k *kafkaSys) format(ctx context.Context, props string) error {
-	id, err := newClusterID()
+	id, err := kafkadist.NewClusterID()
 	if err != nil {
 		return err
 	}
-	out, err := runTool(ctx, 3*time.Minute, nil, "java", "-Xmx256m", "-cp", filepath.Join(k.libs, "*"),
-		kafkaStorageTool, "format", "-t", id, "-c", props)
-	if err != nil {
-		return fmt.Errorf("kafka storage format: %w\n%s", err, tail(out, 2000))
-	}
-	return nil
+	return kafkadist.Format(ctx, k.libs, id, props)
 }
 
 // metadataReady succeeds once the broker answers a metadata request
@@ -129,12 +90,4 @@ func metadataReady(addr string) func(context.Context) error {
 		}
 		return nil
 	}
-}
-
-// tail returns the last n bytes of b as text.
-func tail(b []byte, n int) string {
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return strings.TrimSpace(string(b))
 }

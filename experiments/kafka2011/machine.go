@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/varve/varve/experiments/internal/harness"
 	"github.com/varve/varve/experiments/internal/machine"
 )
 
@@ -20,10 +21,10 @@ type machineInfo struct {
 
 func readMachine(ctx context.Context, tmp string) machineInfo {
 	m := machineInfo{Info: machine.Read(), date: time.Now().UTC()}
-	if out, err := runTool(ctx, 10*time.Second, nil, "df", "-hT", tmp); err == nil {
+	if out, err := harness.RunTool(ctx, 10*time.Second, nil, "df", "-hT", tmp); err == nil {
 		m.disk = lastLine(string(out))
 	}
-	if out, err := runTool(ctx, 30*time.Second, nil, "java", "-version"); err == nil {
+	if out, err := harness.RunTool(ctx, 30*time.Second, nil, "java", "-version"); err == nil {
 		m.java = firstLine(string(out))
 	}
 	return m

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/varve/varve/benchmarks/kafkabench"
+	"github.com/varve/varve/experiments/internal/kafkadist"
 )
 
 // perfArgs is the ProducerPerformance command line of a batch-n test:
@@ -21,7 +22,7 @@ import (
 // the paper's messages, linger.ms=0.
 func perfArgs(libs, addr, topic string, records int64, n int) []string {
 	return []string{
-		"java", "-Xms256m", "-Xmx512m", "-XX:+UseG1GC", "-cp", filepath.Join(libs, "*"), kafkaPerfMain,
+		"java", "-Xms256m", "-Xmx512m", "-XX:+UseG1GC", "-cp", filepath.Join(libs, "*"), kafkadist.PerfClass,
 		"--topic", topic, "--num-records", strconv.FormatInt(records, 10),
 		"--record-size", strconv.Itoa(messageSize), "--throughput", "-1",
 		"--producer-props", "bootstrap.servers=" + addr, "acks=1", "enable.idempotence=false",

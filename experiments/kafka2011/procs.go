@@ -175,20 +175,3 @@ func dialReady(addr string) func(context.Context) error {
 		return c.Close()
 	}
 }
-
-// runTool runs a short-lived command in its own process group, bounded by
-// ctx and timeout, and returns its combined output.
-func runTool(ctx context.Context, timeout time.Duration, env []string, argv ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 10 * time.Second
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return out, fmt.Errorf("%s: %w", argv[0], err)
-	}
-	return out, nil
-}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/varve/varve/experiments/internal/harness"
 )
 
 // varveSys is `varve server` built from this checkout.
@@ -35,8 +37,8 @@ func (v *varveSys) start(ctx context.Context, e *env) error {
 		return fmt.Errorf("varve: %w", err)
 	}
 	bin := filepath.Join(v.dir, "varve")
-	if out, err := runTool(ctx, 10*time.Minute, nil, "go", "build", "-o", bin, "github.com/varve/varve/cmd/varve"); err != nil {
-		return fmt.Errorf("build varve: %w\n%s", err, tail(out, 2000))
+	if out, err := harness.RunTool(ctx, 10*time.Minute, nil, "go", "build", "-o", bin, "github.com/varve/varve/cmd/varve"); err != nil {
+		return fmt.Errorf("build varve: %w\n%s", err, harness.Tail(out, 2000))
 	}
 	v.version = gitCommit(ctx)
 	port, err := freePort()
@@ -62,7 +64,7 @@ func (v *varveSys) start(ctx context.Context, e *env) error {
 // gitCommit is the checkout's short commit, with "+dirty" if it has
 // uncommitted changes, or "unknown".
 func gitCommit(ctx context.Context) string {
-	out, err := runTool(ctx, 30*time.Second, nil, "git", "describe", "--always", "--dirty=+dirty")
+	out, err := harness.RunTool(ctx, 30*time.Second, nil, "git", "describe", "--always", "--dirty=+dirty")
 	if err != nil {
 		return "unknown"
 	}
