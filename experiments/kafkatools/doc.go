@@ -32,8 +32,9 @@
 //	                        partition 0's new first replica becomes leader
 //	kafka-console-producer  acks=all, one numbered line every -interval,
 //	kafka-console-consumer  read at the same time by a consumer in a group;
-//	                        after a third of the lines the partition
-//	                        leader's node is killed with SIGKILL; every
+//	                        once it has printed a quarter of the lines the
+//	                        partition leader's node is killed with SIGKILL
+//	                        (writing pauses at three quarters until then); every
 //	                        line must be acknowledged, and consumed exactly
 //	                        once, in order, by that consumer and by a second
 //	                        one reading from the beginning afterwards

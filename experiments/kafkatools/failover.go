@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -22,7 +23,7 @@ const group = "tools-group"
 type child struct {
 	tool, command string
 	cmd           *exec.Cmd
-	out           bytes.Buffer // stdout and stderr; read only after wait
+	out           lockedBuffer // stdout and stderr
 	stdin         io.WriteCloser
 	done          chan error
 }
@@ -47,6 +48,25 @@ func (e *exp) start(tool string, withStdin bool, args ...string) (*child, error)
 	}
 	go func() { c.done <- c.cmd.Wait() }()
 	return c, nil
+}
+
+// lockedBuffer is a bytes.Buffer the child writes while the experiment
+// reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // wait waits for the child to exit, killing its group after timeout,
@@ -107,15 +127,18 @@ func (e *exp) failoverSteps(ctx context.Context) {
 
 // killed says which node was killed, and when.
 type killed struct {
-	node   int32
-	atLine int
+	node     int32
+	atLine   int // lines written to the producer before the kill
+	consumed int // lines the consumer had printed by then
 }
 
 // produceThroughKill feeds the console producer one numbered line every
-// interval while a console consumer in a group reads them; after a
-// third of the lines the leader's node is killed with SIGKILL. It
-// records the producer's and the consumer's outcomes and returns the
-// lines sent.
+// interval while a console consumer in a group reads them. Once the
+// consumer has printed a quarter of the lines (so the producer is
+// running and its records are committed through the leader), the
+// leader's node is killed with SIGKILL; writing pauses at three
+// quarters until then. It records the producer's and the consumer's
+// outcomes and returns the lines sent.
 func (e *exp) produceThroughKill(ctx context.Context, leader int32) ([]string, killed, error) {
 	n := e.cfg.lines
 	cons, err := e.start("kafka-console-consumer", false, "--topic", failoverTopic, "--group", group,
@@ -129,16 +152,29 @@ func (e *exp) produceThroughKill(ctx context.Context, leader int32) ([]string, k
 		cons.wait(0)
 		return nil, killed{}, err
 	}
-	fmt.Fprintf(os.Stderr, "== kafka-console-producer: %d lines, acks=all; SIGKILL of node %d (the leader) after %d\n", n, leader, n/3)
-	k := killed{node: leader, atLine: n / 3}
+	fmt.Fprintf(os.Stderr, "== kafka-console-producer: %d lines, acks=all; SIGKILL of node %d (the leader) once %d are consumed\n", n, leader, n/4)
+	k := killed{node: leader, atLine: -1}
 	start := time.Now()
 	var sent []string
 	var killErr error
 	var killedAt time.Duration
+	kill := func() {
+		killedAt, k.atLine, k.consumed = time.Since(start), len(sent), len(consumedLines(cons.out.String(), "line-"))
+		killErr = e.cluster.Node(int(leader)).Kill()
+	}
 	for i := range n {
-		if i == k.atLine {
-			killedAt = time.Since(start)
-			killErr = e.cluster.Node(int(leader)).Kill()
+		if k.atLine < 0 && len(consumedLines(cons.out.String(), "line-")) >= n/4 {
+			kill()
+		}
+		for wait := time.Now(); k.atLine < 0 && i == 3*n/4; {
+			if time.Since(wait) > time.Minute || ctx.Err() != nil {
+				kill() // the consumer is stuck: kill anyway, the verdicts will say so
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+			if len(consumedLines(cons.out.String(), "line-")) >= n/4 {
+				kill()
+			}
 		}
 		line := lineOf(i)
 		if _, err := io.WriteString(prod.stdin, line+"\n"); err != nil {
@@ -154,8 +190,8 @@ func (e *exp) produceThroughKill(ctx context.Context, leader int32) ([]string, k
 	pexit := prod.wait(3 * time.Minute)
 	pout := prod.out.String()
 	sendErrors := strings.Count(pout, "Error when sending message")
-	seen := fmt.Sprintf("%d lines written in %s, node %d killed at line %d (%s in)", len(sent),
-		time.Since(start).Round(time.Millisecond), leader, k.atLine, killedAt.Round(time.Millisecond))
+	seen := fmt.Sprintf("%d lines written in %s; node %d killed %s in, after %d lines were written and %d consumed",
+		len(sent), time.Since(start).Round(time.Millisecond), leader, killedAt.Round(time.Millisecond), k.atLine, k.consumed)
 	if killErr != nil {
 		seen += "; kill: " + killErr.Error()
 	}
@@ -163,7 +199,7 @@ func (e *exp) produceThroughKill(ctx context.Context, leader int32) ([]string, k
 	e.record(outcome{Tool: "kafka-console-producer", Title: fmt.Sprintf("acks=all, %d lines, SIGKILL of the leader's node", n),
 		Command: prod.command, Exit: pexit, Output: e.sanitize(pout),
 		Expected: "exit 0; every line acknowledged (no send error reported) although the partition leader's node was killed",
-		Seen:     seen, OK: pexit == 0 && sendErrors == 0 && killErr == nil && len(sent) == n, Took: time.Since(start)})
+		Seen:     seen, OK: pexit == 0 && sendErrors == 0 && k.atLine >= 0 && killErr == nil && len(sent) == n, Took: time.Since(start)})
 
 	cexit := cons.wait(2 * time.Minute)
 	cout := cons.out.String()
