@@ -8,8 +8,10 @@ package cluster
 // flush and retention settings take effect on the next append, roll or
 // cleaner pass). The change is persisted as ConfigRecords before the new
 // image is published. APPEND and SUBTRACT apply to list settings
-// (cleanup.policy). Broker resources are read-only here: dynamic broker
-// configuration is not served (INVALID_REQUEST).
+// (cleanup.policy). Dynamic broker configuration is not kept: a broker
+// resource may only DELETE settings, which changes nothing and succeeds
+// (controller.CheckBrokerConfigChanges); anything else is
+// INVALID_REQUEST.
 
 import (
 	"fmt"
@@ -20,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/controller"
 	"github.com/varve/varve/metadata"
 	vnet "github.com/varve/varve/net"
 )
@@ -38,8 +41,10 @@ func serveIncrementalAlterConfigs(b *Broker, r *vnet.Request, kreq kmsg.Request,
 		switch rr.ResourceType {
 		case kmsg.ConfigResourceTypeTopic:
 			err = b.alterTopicConfigs(rr.ResourceName, rr.Configs, req.ValidateOnly)
+		case kmsg.ConfigResourceTypeBroker:
+			err = controller.CheckBrokerConfigChanges(rr.ResourceName, brokerConfigChanges(rr.Configs))
 		default:
-			err = fmt.Errorf("%w: only topic configurations can be altered", kerr.InvalidRequest)
+			err = fmt.Errorf("%w: only topic and broker configurations can be altered", kerr.InvalidRequest)
 		}
 		sr.ErrorCode = errorCode(err)
 		if err != nil {
@@ -49,6 +54,16 @@ func serveIncrementalAlterConfigs(b *Broker, r *vnet.Request, kreq kmsg.Request,
 		resp.Resources = append(resp.Resources, sr)
 	}
 	return resp
+}
+
+// brokerConfigChanges are a broker resource's operations as the
+// controller package names them.
+func brokerConfigChanges(ops []kmsg.IncrementalAlterConfigsRequestResourceConfig) []controller.ConfigChange {
+	out := make([]controller.ConfigChange, len(ops))
+	for i, op := range ops {
+		out[i] = controller.ConfigChange{Name: op.Name, Op: controller.ConfigOp(op.Op), Value: op.Value}
+	}
+	return out
 }
 
 func (b *Broker) alterTopicConfigs(topic string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig, validateOnly bool) error {

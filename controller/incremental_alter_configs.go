@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -14,8 +15,11 @@ import (
 // decides it, for topic resources: SET, DELETE (back to the default),
 // and APPEND and SUBTRACT of list settings, written as ConfigRecords
 // (value nil for a delete). Kafka: ConfigurationControlManager.
-// incrementalAlterConfigs. Broker resources (dynamic broker
-// configuration) are not served: INVALID_REQUEST.
+// incrementalAlterConfigs. Dynamic broker configuration is not kept:
+// a broker resource may only DELETE settings (always a no-op, since
+// none is ever set, as Kafka's answer to deleting an unset dynamic
+// setting is), anything else is INVALID_REQUEST; see
+// CheckBrokerConfigChanges.
 
 // ConfigOp is an IncrementalAlterConfigs operation, Kafka's codes.
 type ConfigOp int8
@@ -105,10 +109,36 @@ func (c *Controller) IncrementalAlterConfigs(resources []ConfigResource, validat
 	return resp, nil
 }
 
+// CheckBrokerConfigChanges decides changes to broker resource name (a
+// node id, or "" for the cluster-wide default). No dynamic broker
+// setting is kept, so deleting one changes nothing and succeeds, as
+// Kafka answers a DELETE of a dynamic setting that is not set (no
+// record); SET, APPEND and SUBTRACT are INVALID_REQUEST, as is a name
+// that is not a node id (Kafka: ControllerConfigurationValidator.
+// validateBrokerName). kafka-reassign-partitions --verify deletes the
+// replication throttle rates of every broker this way.
+func CheckBrokerConfigChanges(name string, changes []ConfigChange) error {
+	if name != "" {
+		if id, err := strconv.ParseInt(name, 10, 32); err != nil || id < 0 {
+			return fmt.Errorf("%w: unable to parse broker name %q", kerr.InvalidRequest, name)
+		}
+	}
+	for _, ch := range changes {
+		if ch.Op != ConfigDelete {
+			return fmt.Errorf("%w: dynamic broker configuration is not supported (%s)", kerr.InvalidRequest, ch.Name)
+		}
+	}
+	return nil
+}
+
 // alterTopicConfigs returns the records of one resource's changes.
 func (c *Controller) alterTopicConfigs(r ConfigResource) ([]metadata.Record, error) {
-	if r.Type != metadata.ConfigResourceTopic {
-		return nil, fmt.Errorf("%w: only topic configurations can be altered", kerr.InvalidRequest)
+	switch r.Type {
+	case metadata.ConfigResourceTopic:
+	case metadata.ConfigResourceBroker:
+		return nil, CheckBrokerConfigChanges(r.Name, r.Changes)
+	default:
+		return nil, fmt.Errorf("%w: only topic and broker configurations can be altered", kerr.InvalidRequest)
 	}
 	t, ok := c.img.Topic(r.Name)
 	if !ok {

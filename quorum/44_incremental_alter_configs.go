@@ -3,7 +3,8 @@ package quorum
 // IncrementalAlterConfigs (44), every version kmsg knows (KIP-339):
 // topic settings changed through ConfigRecords
 // (controller.IncrementalAlterConfigs, with Kafka's validation);
-// broker resources are refused (INVALID_REQUEST).
+// a broker resource may only DELETE settings, a no-op (no dynamic
+// broker setting is kept), else INVALID_REQUEST.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"

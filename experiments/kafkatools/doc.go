@@ -1,0 +1,64 @@
+// Command kafkatools runs Apache Kafka's own command-line tools, and its
+// Java client through the console producer and consumer, against a
+// three-node Varve cluster, and writes down what each one printed and
+// whether that is what Kafka's tools print against Kafka.
+//
+// Run it with `go run ./experiments/kafkatools` from the repository root
+// (-help for the flags). It needs Go, a JDK 17 or later and Maven:
+// Kafka's jars (the kafka-tools and kafka_2.13 artifacts of -kafka-version,
+// 4.4.0 by default) are assembled from Maven Central once into the
+// user's cache directory (package experiments/internal/kafkadist) and
+// each tool's main class is run with `java -cp <libs>/*`, as Kafka's
+// bin/*.sh scripts do. The cluster is three `varve server` processes in
+// combined mode (process.roles=broker,controller) laid out by
+// internal/localcluster, node i on 127.0.0.i (-shared-host: all on
+// 127.0.0.1, distinct ports), built from this tree.
+//
+// # The steps
+//
+// Every tool is given --bootstrap-server with the three brokers:
+//
+//	kafka-metadata-quorum   describe --status and --replication: the Raft
+//	                        leader, three voters, their log end offsets
+//	kafka-topics            --create (replication factor 3), --describe,
+//	                        --alter --partitions, --delete, --list
+//	kafka-configs           --alter --add-config and --describe of topic
+//	                        settings
+//	kafka-reassign-partitions
+//	                        --generate, then --execute of a plan that
+//	                        reverses partition 0's replica order, then
+//	                        --verify until it reports completion
+//	kafka-leader-election   --election-type PREFERRED --all-topic-partitions:
+//	                        partition 0's new first replica becomes leader
+//	kafka-console-producer  acks=all, one numbered line every -interval,
+//	kafka-console-consumer  read at the same time by a consumer in a group;
+//	                        once it has printed a quarter of the lines the
+//	                        partition leader's node is killed with SIGKILL
+//	                        (writing pauses at three quarters until then); every
+//	                        line must be acknowledged, and consumed exactly
+//	                        once, in order, by that consumer and by a second
+//	                        one reading from the beginning afterwards
+//	kafka-consumer-groups   --describe of the consumer's group: its
+//	                        committed offset is the log end offset
+//
+// The killed node is then started again and must rejoin the ISR
+// (kafka-topics --describe --under-replicated-partitions prints
+// nothing).
+//
+// # Results
+//
+// experiments/kafkatools/results/<YYYY-MM-DD>/ (-quick: results/quick/):
+// one NN-<tool>.txt per step (the command line, its exit status, its
+// output, what was expected and what was seen) and summary.md, a table
+// of every step's verdict. This machine's temporary and cache paths are
+// replaced by $TMPDIR and $CACHE.
+//
+// # Concurrency and clean-up
+//
+// Steps run one at a time from the main goroutine; the failover step
+// runs the producer and the consumer as two child processes and feeds
+// the producer's standard input from one goroutine of its own. Every
+// child runs in its own process group with a parent-death signal and a
+// bounded wait; the cluster is stopped on every exit path, and the
+// temporary directory removed unless -keep is given.
+package main
