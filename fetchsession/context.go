@@ -23,10 +23,10 @@ type Request struct {
 type Kind int
 
 const (
-	Sessionless Kind = iota // a full fetch that creates no session
-	Full                    // a full fetch that may create a session
-	Incremental             // a fetch within a session
-	SessionError            // refused: the response carries only ErrorCode
+	Sessionless  Kind = iota // a full fetch that creates no session
+	Full                     // a full fetch that may create a session
+	Incremental              // a fetch within a session
+	SessionError             // refused: the response carries only ErrorCode
 )
 
 var kindNames = [...]string{"sessionless", "full", "incremental", "error"}
