@@ -40,6 +40,17 @@
 //     session's order, so that a response budget serves every partition
 //     in turn.
 //
+// It is a package of its own, below replica and cluster, because both
+// use it: the broker's Fetch serves sessions, and replica's follower
+// fetchers keep one with each leader.
+//
+// Measured (go test -run XXX -bench BenchmarkReplicaFetchRequestBytes
+// -benchtime 200x ./cluster): a follower's Fetch request with 1,000
+// followed partitions is 33,256 bytes per round in full; within a
+// session it is 242 bytes a round when no partition moved, 588 when 10
+// did and 3,543 when 100 did (averages over 200 rounds, the first one
+// full).
+//
 // # Concurrency
 //
 // Nothing here is safe for concurrent use and nothing has a goroutine or
