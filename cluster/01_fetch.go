@@ -319,7 +319,7 @@ func (b *Broker) readFetch(topics []fetchTopic, maxBytes int32, from fetcher) (i
 // consumer that may read from one (fetch_preferred.go).
 func (b *Broker) readForConsumer(fp *fetchPart, from fetcher, limit int, minOneBatch bool) error {
 	fp.hw, fp.logStart, fp.records, fp.preferred = fp.part.HighWatermark(), fp.part.StartOffset(), pagecache.Region{}, 0
-	if role, s := fp.part.State(); role != replica.RoleLeader {
+	if role, s := fp.part.State(); role == replica.RoleFollower {
 		return readOnFollower(fp, s, from, limit, minOneBatch)
 	}
 	if err := fp.part.CheckLeaderEpoch(fp.leaderEpoch); err != nil {

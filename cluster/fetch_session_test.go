@@ -47,7 +47,7 @@ func answered(resp *kmsg.FetchResponse) []int32 {
 func TestFetchSessionOnTheWire(t *testing.T) {
 	tb := startBroker(t, t.TempDir(), nil)
 	createTopic(t, tb.addr, "sess", 3, nil)
-	cl := client(t, tb.addr)
+	cl := client(t, tb.addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	id := topicID(t, cl, "sess")
 	do := func(req *kmsg.FetchRequest) *kmsg.FetchResponse {
 		t.Helper()
