@@ -31,9 +31,17 @@ package cluster
 // FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH (KIP-320); from v16 such
 // answers carry the leader and its endpoint (KIP-951).
 //
-// Not served: fetch sessions (KIP-227: the session id answered is 0, so
-// clients send full fetches, which Kafka allows); preferred read
-// replicas (-1; KIP-392).
+// Fetch sessions (KIP-227, fetch_session.go): a full fetch (v7+,
+// SessionEpoch 0) may leave a session in the broker's cache, and the
+// fetcher's later requests name only what changed; their responses name
+// only the partitions with something new.
+//
+// Fetching from the closest replica (KIP-392, fetch_preferred.go): from
+// v11 a consumer names its rack (client.rack), and with
+// replica.selector.class set to Kafka's RackAwareReplicaSelector the
+// leader answers a consumer of another rack with the PreferredReadReplica
+// of an in-sync follower in the consumer's rack, and no records. A
+// follower serves consumers (v11+) up to its own high watermark.
 
 import (
 	"time"
@@ -41,6 +49,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/fetchsession"
 	"github.com/varve/varve/metadata"
 	vnet "github.com/varve/varve/net"
 	"github.com/varve/varve/pagecache"
@@ -61,6 +70,8 @@ type fetchPart struct {
 	offset         int64
 	partitionBytes int32
 
+	followerStart    int64             // a follower's own log start (v5+), -1 from a consumer
+	preferred        int32             // KIP-392: PreferredReadReplica + 1; 0 none
 	leaderEpoch      int32             // the request's CurrentLeaderEpoch (v9+), -1 unchecked
 	lastFetchedEpoch int32             // a follower's LastFetchedEpoch (v12+), -1 absent
 	diverging        *replica.EpochEnd // KIP-595, to a follower
@@ -73,16 +84,33 @@ type fetchTopic struct {
 	parts []fetchPart
 }
 
+// preferredReadReplica is the partition's PreferredReadReplica (v11+),
+// -1 when none.
+func (fp *fetchPart) preferredReadReplica() int32 { return fp.preferred - 1 }
+
+// fetcher is who sent a fetch: a follower's broker id (-1 for a
+// consumer) and a consumer's rack; rackAware says the consumer may be
+// sent to, or read from, a follower (Fetch v11+, Kafka's ClientMetadata).
+type fetcher struct {
+	replica   int32
+	rack      string
+	rackAware bool
+}
+
 func serveFetch(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.FetchRequest)
-	topics := b.resolveFetch(r.Version, req)
-	from := fetchReplicaID(r.Version, req)
-	bytes, failed := b.readFetch(topics, req.MaxBytes, from)
-	if req.MaxWaitMillis <= 0 || bytes >= int64(req.MinBytes) || failed {
-		respond(b.fetchResponse(r.Version, topics))
+	from := fetcher{replica: fetchReplicaID(r.Version, req), rack: req.Rack, rackAware: r.Version >= 11}
+	scope := b.scopeFetch(r.Version, req, from.replica)
+	if scope.sessionRefused() {
+		respond(b.fetchResponse(r.Version, scope))
 		return nil
 	}
-	b.parkFetch(r.Version, req, topics, from, respond)
+	bytes, failed := b.readFetch(scope.topics, req.MaxBytes, from)
+	if req.MaxWaitMillis <= 0 || bytes >= int64(req.MinBytes) || failed {
+		respond(b.fetchResponse(r.Version, scope))
+		return nil
+	}
+	b.parkFetch(r.Version, req, scope, from, respond)
 	return nil
 }
 
@@ -98,20 +126,20 @@ func fetchReplicaID(version int16, req *kmsg.FetchRequest) int32 {
 // parkFetch puts a fetch in the purgatory. What it holds while it waits
 // is its partitions (one entry each, duplicates collapsed) and a few
 // words: not the request, nor a goroutine.
-func (b *Broker) parkFetch(version int16, req *kmsg.FetchRequest, topics []fetchTopic, from int32, respond func(vnet.Response)) {
+func (b *Broker) parkFetch(version int16, req *kmsg.FetchRequest, scope fetchScope, from fetcher, respond func(vnet.Response)) {
 	maxBytes := req.MaxBytes
 	f := &replica.DelayedFetch{MinBytes: req.MinBytes, MaxBytes: maxBytes, Online: b.hosted}
-	for _, t := range topics {
+	for _, t := range scope.topics {
 		for _, fp := range t.parts {
 			if fp.part != nil {
-				f.Parts = append(f.Parts, replica.FetchPartition{Partition: fp.part, Offset: fp.offset, MaxBytes: fp.partitionBytes, ToLogEnd: from >= 0})
+				f.Parts = append(f.Parts, replica.FetchPartition{Partition: fp.part, Offset: fp.offset, MaxBytes: fp.partitionBytes, ToLogEnd: from.replica >= 0})
 			}
 		}
 	}
 	f.Complete = func(bool) {
 		// Satisfied or expired, the response is read again from the logs.
-		b.readFetch(topics, maxBytes, from)
-		respond(b.fetchResponse(version, topics))
+		b.readFetch(scope.topics, maxBytes, from)
+		respond(b.fetchResponse(version, scope))
 	}
 	b.purgatory.Watch(f, time.Duration(req.MaxWaitMillis)*time.Millisecond, f.Keys()...)
 }
@@ -154,21 +182,7 @@ func (b *Broker) resolveFetch(version int16, req *kmsg.FetchRequest) []fetchTopi
 				continue
 			}
 			seen.add(key, len(topics), len(ft.parts))
-			fp := fetchPart{partition: rp.Partition, hw: -1, logStart: -1, offset: rp.FetchOffset, partitionBytes: rp.PartitionMaxBytes,
-				leaderEpoch: -1, lastFetchedEpoch: -1}
-			if version >= 9 {
-				fp.leaderEpoch = rp.CurrentLeaderEpoch
-			}
-			if version >= 12 {
-				fp.lastFetchedEpoch = rp.LastFetchedEpoch
-			}
-			switch {
-			case !known:
-				fp.errorCode = kerr.UnknownTopicID.Code
-			default:
-				p, err := b.partition(ft.name, rp.Partition)
-				fp.part, fp.errorCode = p, errorCode(err)
-			}
+			fp := b.newFetchPart(ft.name, known, rp.Partition, fetchParams(version, rp))
 			ft.parts = append(ft.parts, fp)
 		}
 		if len(ft.parts) > 0 || len(rt.Partitions) == 0 { // a topic left empty by the collapse is not answered
@@ -176,6 +190,37 @@ func (b *Broker) resolveFetch(version int16, req *kmsg.FetchRequest) []fetchTopi
 		}
 	}
 	return topics
+}
+
+// fetchParams is what a fetch asks of one partition, with the fields
+// its version lacks at their "absent" values.
+func fetchParams(version int16, rp kmsg.FetchRequestTopicPartition) fetchsession.Params {
+	p := fetchsession.Params{FetchOffset: rp.FetchOffset, MaxBytes: rp.PartitionMaxBytes, LogStartOffset: -1,
+		CurrentLeaderEpoch: -1, LastFetchedEpoch: -1}
+	if version >= 5 {
+		p.LogStartOffset = rp.LogStartOffset
+	}
+	if version >= 9 {
+		p.CurrentLeaderEpoch = rp.CurrentLeaderEpoch
+	}
+	if version >= 12 {
+		p.LastFetchedEpoch = rp.LastFetchedEpoch
+	}
+	return p
+}
+
+// newFetchPart resolves one partition of a fetch; known is false for a
+// topic id the image does not have.
+func (b *Broker) newFetchPart(topic string, known bool, partition int32, p fetchsession.Params) fetchPart {
+	fp := fetchPart{partition: partition, hw: -1, logStart: -1, offset: p.FetchOffset, partitionBytes: p.MaxBytes,
+		followerStart: p.LogStartOffset, leaderEpoch: p.CurrentLeaderEpoch, lastFetchedEpoch: p.LastFetchedEpoch}
+	if !known {
+		fp.errorCode = kerr.UnknownTopicID.Code
+		return fp
+	}
+	part, err := b.partition(topic, partition)
+	fp.part, fp.errorCode = part, errorCode(err)
+	return fp
 }
 
 // fetchKey names a partition in a fetch: by topic name before v13, by
@@ -238,7 +283,7 @@ func (x *fetchIndex) part(topics []fetchTopic, cur *fetchTopic, at [2]int) *fetc
 // consumer (from < 0) or the follower from, and says how many bytes it
 // found and whether any partition must answer at once (an error, a
 // diverging epoch).
-func (b *Broker) readFetch(topics []fetchTopic, maxBytes int32, from int32) (int64, bool) {
+func (b *Broker) readFetch(topics []fetchTopic, maxBytes int32, from fetcher) (int64, bool) {
 	budget := int64(maxBytes)
 	if budget <= 0 {
 		budget = 1 << 62
@@ -254,13 +299,13 @@ func (b *Broker) readFetch(topics []fetchTopic, maxBytes int32, from int32) (int
 			}
 			limit := int(max(min(int64(fp.partitionBytes), budget), 0))
 			var err error
-			if from >= 0 {
-				err = readForFollower(fp, from, limit, total == 0)
+			if from.replica >= 0 {
+				err = readForFollower(fp, from.replica, limit, total == 0)
 			} else {
-				err = readForConsumer(fp, limit, total == 0)
+				err = b.readForConsumer(fp, from, limit, total == 0)
 			}
 			fp.errorCode = errorCode(err)
-			failed = failed || err != nil || fp.diverging != nil
+			failed = failed || err != nil || fp.diverging != nil || fp.preferred != 0
 			total += fp.records.Len
 			budget -= fp.records.Len
 		}
@@ -269,11 +314,20 @@ func (b *Broker) readFetch(topics []fetchTopic, maxBytes int32, from int32) (int
 }
 
 // readForConsumer reads up to the high watermark after KIP-320's check
-// of the request's CurrentLeaderEpoch.
-func readForConsumer(fp *fetchPart, limit int, minOneBatch bool) error {
-	fp.hw, fp.logStart, fp.records = fp.part.HighWatermark(), fp.part.StartOffset(), pagecache.Region{}
+// of the request's CurrentLeaderEpoch: on the leader, unless KIP-392
+// sends the consumer to a follower of its rack; on a follower, for a
+// consumer that may read from one (fetch_preferred.go).
+func (b *Broker) readForConsumer(fp *fetchPart, from fetcher, limit int, minOneBatch bool) error {
+	fp.hw, fp.logStart, fp.records, fp.preferred = fp.part.HighWatermark(), fp.part.StartOffset(), pagecache.Region{}, 0
+	if role, s := fp.part.State(); role == replica.RoleFollower {
+		return readOnFollower(fp, s, from, limit, minOneBatch)
+	}
 	if err := fp.part.CheckLeaderEpoch(fp.leaderEpoch); err != nil {
 		return err
+	}
+	if id := b.preferredReplica(fp, from); id >= 0 {
+		fp.preferred = id + 1 // Kafka skips the read
+		return nil
 	}
 	region, err := fp.part.Read(fp.offset, limit, minOneBatch)
 	fp.records = region
@@ -291,7 +345,8 @@ func readForFollower(fp *fetchPart, from int32, limit int, minOneBatch bool) err
 	return err
 }
 
-func (b *Broker) fetchResponse(version int16, topics []fetchTopic) vnet.Response {
+func (b *Broker) fetchResponse(version int16, scope fetchScope) vnet.Response {
+	head, topics := b.sessionReply(scope)
 	for _, t := range topics {
 		for _, fp := range t.parts {
 			if fp.records.Len > 0 {
@@ -302,7 +357,7 @@ func (b *Broker) fetchResponse(version int16, topics []fetchTopic) vnet.Response
 	if version < 4 {
 		return legacyFetchResponse(version, topics)
 	}
-	return vnet.Response{Parts: encodeFetchResponse(version, topics, b.fetchLeaders(version, topics))}
+	return vnet.Response{Parts: encodeFetchResponse(version, head, topics, b.fetchLeaders(version, topics))}
 }
 
 // fetchLeaders fills KIP-951's CurrentLeader (Fetch v16+) of every

@@ -40,6 +40,7 @@ type Broker struct {
 	groups       *groupCoordinator
 	purgatory    *replica.Purgatory // delayed fetches and acks=all produces
 	repl         replication        // replicas.go: images applied to the replicas, fetchers' wire
+	fetchSess    fetchSessions      // fetch_session.go: KIP-227's session cache
 
 	// In a cluster (controller.quorum.voters set) metadata changes go to
 	// the active controller through ctrl; nil on a single node, whose

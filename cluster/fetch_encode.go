@@ -12,14 +12,20 @@ import (
 // each partition's records as a file region between byte parts, so that
 // they reach the socket through sendfile. fetch_encode_test.go checks it
 // byte for byte against kmsg's encoder at every version served.
-func encodeFetchResponse(version int16, topics []fetchTopic, brokers []kmsg.FetchResponseBroker) []vnet.Part {
+// fetchHead is a response's top-level error and session id (v7+).
+type fetchHead struct {
+	errorCode int16
+	sessionID int32
+}
+
+func encodeFetchResponse(version int16, head fetchHead, topics []fetchTopic, brokers []kmsg.FetchResponseBroker) []vnet.Part {
 	flexible := version >= 12
 	var parts []vnet.Part
 	buf := make([]byte, 0, 256)
 	buf = kbin.AppendInt32(buf, 0) // ThrottleMillis (v1+)
 	if version >= 7 {
-		buf = kbin.AppendInt16(buf, 0) // ErrorCode
-		buf = kbin.AppendInt32(buf, 0) // SessionID: no session (KIP-227)
+		buf = kbin.AppendInt16(buf, head.errorCode)
+		buf = kbin.AppendInt32(buf, head.sessionID) // KIP-227
 	}
 	buf = appendArrayLen(buf, len(topics), flexible)
 	for _, t := range topics {
@@ -129,7 +135,7 @@ func appendFetchPartitionHead(buf []byte, version int16, fp *fetchPart) []byte {
 		}
 	}
 	if version >= 11 {
-		buf = kbin.AppendInt32(buf, -1) // PreferredReadReplica
+		buf = kbin.AppendInt32(buf, fp.preferredReadReplica()) // KIP-392
 	}
 	return buf
 }

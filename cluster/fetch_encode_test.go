@@ -33,8 +33,8 @@ func TestFetchEncodingMatchesKmsg(t *testing.T) {
 		{name: "empty", id: [16]byte{9}, parts: []fetchPart{{partition: 3, hw: 0, logStart: 0}}},
 	}
 	for v := int16(4); v <= 17; v++ {
-		got := flatten(t, encodeFetchResponse(v, topics, nil))
-		want := kmsgFetch(v, topics, data, nil)
+		got := flatten(t, encodeFetchResponse(v, fetchHead{}, topics, nil))
+		want := kmsgFetch(v, fetchHead{}, topics, data, nil)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("v%d: %d bytes, kmsg encodes %d bytes", v, len(got), len(want))
 		}
@@ -78,17 +78,18 @@ func TestFetchEncodingTaggedFieldsMatchKmsg(t *testing.T) {
 		if v >= 16 {
 			bs = brokers
 		}
-		got := flatten(t, encodeFetchResponse(v, topics, bs))
-		want := kmsgFetch(v, topics, nil, bs)
+		got := flatten(t, encodeFetchResponse(v, fetchHead{}, topics, bs))
+		want := kmsgFetch(v, fetchHead{}, topics, nil, bs)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("v%d: %x\nkmsg encodes %x", v, got, want)
 		}
 	}
 }
 
-func kmsgFetch(v int16, topics []fetchTopic, data []byte, brokers []kmsg.FetchResponseBroker) []byte {
+func kmsgFetch(v int16, head fetchHead, topics []fetchTopic, data []byte, brokers []kmsg.FetchResponseBroker) []byte {
 	resp := kmsg.NewPtrFetchResponse()
 	resp.SetVersion(v)
+	resp.ErrorCode, resp.SessionID = head.errorCode, head.sessionID
 	for _, ft := range topics {
 		rt := kmsg.NewFetchResponseTopic()
 		rt.Topic, rt.TopicID = ft.name, ft.id
@@ -103,6 +104,7 @@ func kmsgFetch(v int16, topics []fetchTopic, data []byte, brokers []kmsg.FetchRe
 			if fp.diverging != nil {
 				rp.DivergingEpoch.Epoch, rp.DivergingEpoch.EndOffset = fp.diverging.Epoch, fp.diverging.EndOffset
 			}
+			rp.PreferredReadReplica = fp.preferredReadReplica()
 			if fp.currentLeader != nil {
 				rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = fp.currentLeader[0], fp.currentLeader[1]
 			}
@@ -112,4 +114,33 @@ func kmsgFetch(v int16, topics []fetchTopic, data []byte, brokers []kmsg.FetchRe
 	}
 	resp.Brokers = brokers
 	return resp.AppendTo(nil)
+}
+
+// Kafka: KIP-227's top-level ErrorCode and SessionID (v7+) and KIP-392's
+// PreferredReadReplica (v11+) as kmsg encodes them.
+func TestFetchEncodingSessionAndPreferredReplica(t *testing.T) {
+	topics := []fetchTopic{{name: "near", id: [16]byte{5}, parts: []fetchPart{
+		{partition: 0, hw: 10, logStart: 0, preferred: 3 + 1},
+		{partition: 1, hw: 11, logStart: 0},
+	}}}
+	for v := int16(7); v <= 17; v++ {
+		for _, head := range []fetchHead{{sessionID: 12345}, {errorCode: 70}} {
+			got := flatten(t, encodeFetchResponse(v, head, topics, nil))
+			want := kmsgFetch(v, head, topics, nil, nil)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("v%d %+v: %x\nkmsg encodes %x", v, head, got, want)
+			}
+			resp := kmsg.NewPtrFetchResponse()
+			resp.SetVersion(v)
+			if err := resp.ReadFrom(got); err != nil {
+				t.Fatal(err)
+			}
+			if resp.SessionID != head.sessionID || resp.ErrorCode != head.errorCode {
+				t.Fatalf("v%d: read back session %d error %d", v, resp.SessionID, resp.ErrorCode)
+			}
+			if pr := resp.Topics[0].Partitions[0].PreferredReadReplica; v >= 11 && pr != 3 {
+				t.Fatalf("v%d: PreferredReadReplica %d, want 3", v, pr)
+			}
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package cluster
 
 // The follower fetchers' wire (replica.LeaderEndpoint): Fetch v17 with
+// the fetcher's session id, epoch and forgotten partitions (KIP-227),
 // ReplicaState{ReplicaId, ReplicaEpoch} (v15+), topic ids (v13+) and
 // LastFetchedEpoch (v12+), over connections to the leader's
 // inter.broker.listener.name endpoint from the image's broker
@@ -58,23 +59,33 @@ func newReplicaClient(b *Broker) *replicaClient {
 }
 
 // Fetch implements replica.LeaderEndpoint.
-func (c *replicaClient) Fetch(ctx context.Context, leader int32, rf replica.ReplicaFetch) ([]replica.ReplicaFetchResult, error) {
+func (c *replicaClient) Fetch(ctx context.Context, leader int32, rf replica.ReplicaFetch) (replica.ReplicaFetchResponse, error) {
 	addr, err := c.leaderAddr(leader)
 	if err != nil {
-		return nil, err
+		return replica.ReplicaFetchResponse{}, err
 	}
 	pc, err := c.conn(ctx, leader, addr)
 	if err != nil {
-		return nil, err
+		return replica.ReplicaFetchResponse{}, err
 	}
 	req, names := replicaFetchRequest(rf)
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	if err := c.roundTrip(ctx, pc, req, resp, rf.MaxWait); err != nil {
 		pc.c.Close()
-		return nil, fmt.Errorf("fetch from broker %d at %s: %w", leader, addr, err)
+		return replica.ReplicaFetchResponse{}, fmt.Errorf("fetch from broker %d at %s: %w", leader, addr, err)
 	}
 	c.release(leader, pc)
-	return replicaFetchResults(resp, names)
+	return replicaFetchResults(resp, names, c.topicName)
+}
+
+// topicName is a topic's name in the image, for the partitions of a
+// fetch session that a response names without the request naming them.
+func (c *replicaClient) topicName(id [16]byte) (string, bool) {
+	t, ok := c.b.meta.image().TopicByID(id)
+	if !ok {
+		return "", false
+	}
+	return t.Name, true
 }
 
 // leaderAddr is the leader's inter-broker endpoint in the image.
@@ -209,7 +220,7 @@ func replicaFetchRequest(rf replica.ReplicaFetch) (*kmsg.FetchRequest, map[[16]b
 	req.ReplicaID = -1 // v15+: ReplicaState carries it
 	req.ReplicaState.ID, req.ReplicaState.Epoch = rf.ReplicaID, rf.ReplicaEpoch
 	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = int32(rf.MaxWait/time.Millisecond), rf.MinBytes, rf.MaxBytes
-	req.SessionEpoch = -1 // no session (KIP-227)
+	req.SessionID, req.SessionEpoch = rf.SessionID, rf.SessionEpoch // KIP-227
 	names := map[[16]byte]string{}
 	at := map[[16]byte]int{}
 	for _, p := range rf.Partitions {
@@ -226,19 +237,43 @@ func replicaFetchRequest(rf replica.ReplicaFetch) (*kmsg.FetchRequest, map[[16]b
 		rp.LastFetchedEpoch, rp.LogStartOffset, rp.PartitionMaxBytes = p.LastFetchedEpoch, p.LogStartOffset, p.MaxBytes
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 	}
+	req.ForgottenTopics = forgottenTopics(rf.Forgotten)
 	return req, names
 }
 
-// replicaFetchResults turns a Fetch response into per-partition answers.
-func replicaFetchResults(resp *kmsg.FetchResponse, names map[[16]byte]string) ([]replica.ReplicaFetchResult, error) {
-	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-		return nil, err
+// forgottenTopics groups the partitions a session drops by topic id.
+func forgottenTopics(keys []replica.ReplicaFetchKey) []kmsg.FetchRequestForgottenTopic {
+	var out []kmsg.FetchRequestForgottenTopic
+	at := map[[16]byte]int{}
+	for _, k := range keys {
+		i, ok := at[k.TopicID]
+		if !ok {
+			i = len(out)
+			at[k.TopicID] = i
+			ft := kmsg.NewFetchRequestForgottenTopic()
+			ft.Topic, ft.TopicID = k.TP.Topic, k.TopicID
+			out = append(out, ft)
+		}
+		out[i].Partitions = append(out[i].Partitions, k.TP.Partition)
 	}
-	var out []replica.ReplicaFetchResult
+	return out
+}
+
+// replicaFetchResults turns a Fetch response into the session's reply
+// and per-partition answers; topic ids not in the request are looked up
+// with lookup (an incremental response names the session's partitions).
+func replicaFetchResults(resp *kmsg.FetchResponse, names map[[16]byte]string, lookup func([16]byte) (string, bool)) (replica.ReplicaFetchResponse, error) {
+	out := replica.ReplicaFetchResponse{ErrorCode: resp.ErrorCode, SessionID: resp.SessionID}
+	if resp.ErrorCode != 0 {
+		return out, nil
+	}
 	for _, t := range resp.Topics {
 		name, ok := names[t.TopicID]
 		if !ok {
-			return nil, errors.New("fetch response names a topic not asked for")
+			name, ok = lookup(t.TopicID)
+		}
+		if !ok {
+			return replica.ReplicaFetchResponse{}, errors.New("fetch response names a topic this node does not know")
 		}
 		for _, p := range t.Partitions {
 			r := replica.ReplicaFetchResult{TP: segment.TopicPartition{Topic: name, Partition: p.Partition}}
@@ -246,7 +281,7 @@ func replicaFetchResults(resp *kmsg.FetchResponse, names map[[16]byte]string) ([
 			if p.DivergingEpoch.Epoch >= 0 || p.DivergingEpoch.EndOffset >= 0 {
 				r.Diverging = &replica.EpochEnd{Epoch: p.DivergingEpoch.Epoch, EndOffset: p.DivergingEpoch.EndOffset}
 			}
-			out = append(out, r)
+			out.Partitions = append(out.Partitions, r)
 		}
 	}
 	return out, nil

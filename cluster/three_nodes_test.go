@@ -40,6 +40,12 @@ func freeLoopbackPort(t *testing.T) int {
 }
 
 func startQuorumCluster(t *testing.T, n int, extra map[string]string) *quorumCluster {
+	return startQuorumClusterWith(t, n, extra, nil)
+}
+
+// startQuorumClusterWith is startQuorumCluster with perNode setting node
+// i's own properties (its broker.rack, say) last.
+func startQuorumClusterWith(t *testing.T, n int, extra map[string]string, perNode func(i int, props map[string]string)) *quorumCluster {
 	tc := &quorumCluster{t: t}
 	var voters []string
 	ports, cports := make([]int, n), make([]int, n)
@@ -72,6 +78,9 @@ func startQuorumCluster(t *testing.T, n int, extra map[string]string) *quorumClu
 		}
 		for k, v := range extra {
 			props[k] = v
+		}
+		if perNode != nil {
+			perNode(i, props)
 		}
 		tc.dirs = append(tc.dirs, dir)
 		tc.props = append(tc.props, props)

@@ -112,14 +112,19 @@ type Broker struct {
 	MaxConnectionCreationRate    int            // max.connection.creation.rate, per second
 
 	// Replication.
-	MinInsyncReplicas                        int    // min.insync.replicas
-	ReplicaLagTimeMaxMs                      Millis // replica.lag.time.max.ms
-	ReplicaFetchMaxBytes                     int    // replica.fetch.max.bytes
-	ReplicaFetchResponseMaxBytes             int    // replica.fetch.response.max.bytes
-	ReplicaFetchWaitMaxMs                    Millis // replica.fetch.wait.max.ms
-	ReplicaFetchMinBytes                     int    // replica.fetch.min.bytes
-	ReplicaFetchBackoffMs                    Millis // replica.fetch.backoff.ms
-	ReplicaSocketTimeoutMs                   Millis // replica.socket.timeout.ms
+	MinInsyncReplicas            int    // min.insync.replicas
+	ReplicaLagTimeMaxMs          Millis // replica.lag.time.max.ms
+	ReplicaFetchMaxBytes         int    // replica.fetch.max.bytes
+	ReplicaFetchResponseMaxBytes int    // replica.fetch.response.max.bytes
+	ReplicaFetchWaitMaxMs        Millis // replica.fetch.wait.max.ms
+	ReplicaFetchMinBytes         int    // replica.fetch.min.bytes
+	ReplicaFetchBackoffMs        Millis // replica.fetch.backoff.ms
+	ReplicaSocketTimeoutMs       Millis // replica.socket.timeout.ms
+	// ReplicaSelectorClass is replica.selector.class: "" (null, consumers
+	// read from leaders) or RackAwareReplicaSelector (KIP-392).
+	ReplicaSelectorClass                     string
+	MaxIncrementalFetchSessionCacheSlots     int    // max.incremental.fetch.session.cache.slots
+	MinIncrementalFetchSessionEvictionMs     Millis // min.incremental.fetch.session.eviction.ms
 	NumReplicaFetchers                       int    // num.replica.fetchers
 	ReplicaHighWatermarkCheckpointIntervalMs Millis // replica.high.watermark.checkpoint.interval.ms
 	UncleanLeaderElectionEnable              bool   // unclean.leader.election.enable

@@ -196,10 +196,12 @@
 //	max.connections                                  2147483647
 //	max.connections.per.ip                           2147483647
 //	max.connections.per.ip.overrides                 ""
+//	max.incremental.fetch.session.cache.slots        1000
 //	message.max.bytes                                1048588
 //	metadata.log.dir                                 null
 //	metadata.log.max.record.bytes.between.snapshots  20971520
 //	metadata.log.max.snapshot.interval.ms            3600000
+//	min.incremental.fetch.session.eviction.ms        120000
 //	min.insync.replicas                              1
 //	node.id                                          1                            (Kafka: none (required))
 //	num.io.threads                                   8
@@ -227,6 +229,7 @@
 //	replica.fetch.wait.max.ms                        500
 //	replica.high.watermark.checkpoint.interval.ms    5000
 //	replica.lag.time.max.ms                          30000
+//	replica.selector.class                           null
 //	replica.socket.receive.buffer.bytes              65536                        (accepted)
 //	replica.socket.timeout.ms                        30000
 //	request.timeout.ms                               30000                        (accepted)

@@ -183,6 +183,22 @@ func oneOf(vals ...string) check {
 	}
 }
 
+// oneOfOrNull is oneOf that also takes "" (Kafka's null).
+func oneOfOrNull(vals ...string) check {
+	in := oneOf(vals...)
+	return func(v any) error {
+		if v.(string) == "" {
+			return nil
+		}
+		return in(v)
+	}
+}
+
+// RackAwareReplicaSelector is the one replica.selector.class served:
+// Kafka's selector that sends a consumer to a replica in its
+// client.rack (KIP-392).
+const RackAwareReplicaSelector = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+
 // listOf is Kafka's ValidList.in: every item one of vals, and (unlike
 // Kafka) no item twice.
 func listOf(vals ...string) check {

@@ -14,7 +14,9 @@ import (
 // calls (the broker serves the same fetch from file regions through
 // Partition.ReadForFollower). It waits up to req.MaxWait for
 // req.MinBytes, as the leader's DelayedFetch does, and answers at once
-// on an error or a diverging epoch.
+// on an error or a diverging epoch. It keeps no fetch sessions: every
+// answer is a full one, which a follower's session handler takes as
+// "no session" (Kafka allows a broker to decline them).
 func (m *Manager) ServeReplicaFetch(ctx context.Context, req ReplicaFetch) []ReplicaFetchResult {
 	deadline := time.Now().Add(req.MaxWait)
 	for {

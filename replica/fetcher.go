@@ -1,21 +1,28 @@
 package replica
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"hash/fnv"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/varve/varve/fetchsession"
 	"github.com/varve/varve/segment"
 )
 
 // Follower fetchers (Kafka's ReplicaFetcherManager and
 // AbstractFetcherThread): num.replica.fetchers loops per source broker,
 // each sending one Fetch for every partition it follows from that
-// leader, applying each partition's answer to its Partition.
+// leader, applying each partition's answer to its Partition. Each loop
+// keeps a fetch session with its leader (KIP-227): once the leader
+// gives it one, a request names only the partitions whose fetch offset
+// or epochs changed (and those it no longer follows, as forgotten), and
+// the answer only the partitions with something new.
 
 // FetcherConfig holds the follower fetchers' settings, Kafka's replica.*
 // properties; zero values take Kafka's defaults.
@@ -63,7 +70,29 @@ type ReplicaFetch struct {
 	MaxWait      time.Duration
 	MinBytes     int32
 	MaxBytes     int32
-	Partitions   []ReplicaFetchPartition
+	// SessionID and SessionEpoch are the fetch session's (KIP-227): 0
+	// and 0 ask for a full fetch that opens one.
+	SessionID, SessionEpoch int32
+	// Partitions are all the partitions followed (a full fetch) or those
+	// whose fetch changed (an incremental one).
+	Partitions []ReplicaFetchPartition
+	Forgotten  []ReplicaFetchKey // partitions the session drops
+}
+
+// ReplicaFetchKey names a partition leaving a fetch session.
+type ReplicaFetchKey struct {
+	TP      segment.TopicPartition
+	TopicID TopicID
+}
+
+// ReplicaFetchResponse is the leader's answer to a ReplicaFetch: a
+// session error (ErrorCode, no partitions), or the session id and the
+// partitions answered (all of a full fetch's; an incremental one's with
+// something new).
+type ReplicaFetchResponse struct {
+	ErrorCode  int16
+	SessionID  int32
+	Partitions []ReplicaFetchResult
 }
 
 // ReplicaFetchPartition is one partition of a ReplicaFetch.
@@ -89,7 +118,7 @@ type ReplicaFetchResult struct {
 // An error means no answer (the connection failed): the fetcher backs
 // off and tries again.
 type LeaderEndpoint interface {
-	Fetch(ctx context.Context, leader int32, req ReplicaFetch) ([]ReplicaFetchResult, error)
+	Fetch(ctx context.Context, leader int32, req ReplicaFetch) (ReplicaFetchResponse, error)
 }
 
 type fetcherKey struct {
@@ -105,6 +134,7 @@ type fetcher struct {
 	changed chan struct{} // a partition was added
 	cancel  context.CancelFunc
 	running bool
+	session fetchsession.Handler // owned by the fetch loop
 }
 
 func fetcherID(tp segment.TopicPartition, n int) int {
@@ -190,7 +220,7 @@ func (b *background) fetchLoop(ctx context.Context, f *fetcher) {
 	cfg := b.fetchConfig()
 	for ctx.Err() == nil {
 		req, parts := b.buildFetch(f, cfg)
-		if len(req.Partitions) == 0 {
+		if len(parts) == 0 && req.SessionID == fetchsession.InvalidSessionID {
 			select {
 			case <-ctx.Done():
 			case <-f.changed:
@@ -198,18 +228,21 @@ func (b *background) fetchLoop(ctx context.Context, f *fetcher) {
 			}
 			continue
 		}
-		results, err := b.ep.Fetch(ctx, f.key.leader, req)
+		resp, err := b.ep.Fetch(ctx, f.key.leader, req)
 		if ctx.Err() != nil {
 			return // the fetcher was stopped: its answers are not to be applied
 		}
 		if err != nil {
-			if ctx.Err() == nil {
-				b.m.rc.Logf("replica fetch failed", "leader", f.key.leader, "err", err)
-			}
+			f.session.HandleError()
+			b.m.rc.Logf("replica fetch failed", "leader", f.key.leader, "err", err)
 			sleep(ctx, cfg.Backoff)
 			continue
 		}
-		switch b.applyFetch(parts, results) {
+		if !f.session.HandleResponse(resp.ErrorCode, resp.SessionID) {
+			b.m.rc.Logf("replica fetch session refused", "leader", f.key.leader, "code", resp.ErrorCode)
+			continue // the next fetch is a full one
+		}
+		switch b.applyFetch(parts, resp.Partitions) {
 		case fetchFailed:
 			sleep(ctx, cfg.Backoff)
 		case fetchLeaderBehind:
@@ -231,25 +264,45 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-// buildFetch makes the fetch of every partition f follows.
+// buildFetch makes the fetch of every partition f follows, through its
+// session: the returned map holds every partition the leader may
+// answer, whether the request names it or not.
 func (b *background) buildFetch(f *fetcher, cfg FetcherConfig) (ReplicaFetch, map[segment.TopicPartition]asked) {
 	req := ReplicaFetch{ReplicaID: b.m.rc.NodeID, ReplicaEpoch: cfg.BrokerEpoch(), MaxWait: cfg.MaxWait,
 		MinBytes: cfg.MinBytes, MaxBytes: cfg.ResponseMaxBytes}
 	f.mu.Lock()
-	parts := make(map[segment.TopicPartition]*Partition, len(f.parts))
-	for tp, p := range f.parts {
-		parts[tp] = p
+	parts := make([]*Partition, 0, len(f.parts))
+	for _, p := range f.parts {
+		parts = append(parts, p)
 	}
 	f.mu.Unlock()
+	slices.SortFunc(parts, func(a, b *Partition) int {
+		return cmp.Or(cmp.Compare(a.TP.Topic, b.TP.Topic), cmp.Compare(a.TP.Partition, b.TP.Partition))
+	})
 	out := make(map[segment.TopicPartition]asked, len(parts))
-	for tp, p := range parts {
+	byKey := make(map[fetchsession.Key]*Partition, len(parts))
+	want := make([]fetchsession.Partition, 0, len(parts))
+	for _, p := range parts {
 		fr, ok := p.NextFetch()
 		if !ok {
 			continue
 		}
-		out[tp] = asked{p, fr}
-		req.Partitions = append(req.Partitions, ReplicaFetchPartition{TP: tp, TopicID: p.TopicID, FetchOffset: fr.FetchOffset,
-			LastFetchedEpoch: fr.LastFetchedEpoch, CurrentLeaderEpoch: fr.CurrentLeaderEpoch, LogStartOffset: p.StartOffset(), MaxBytes: cfg.MaxBytes})
+		out[p.TP] = asked{p, fr}
+		k := fetchsession.Key{TopicID: p.TopicID, Topic: p.TP.Topic, Partition: p.TP.Partition}
+		byKey[k] = p
+		want = append(want, fetchsession.Partition{Key: k, Params: fetchsession.Params{FetchOffset: fr.FetchOffset,
+			LogStartOffset: p.StartOffset(), MaxBytes: cfg.MaxBytes, CurrentLeaderEpoch: fr.CurrentLeaderEpoch,
+			LastFetchedEpoch: fr.LastFetchedEpoch}})
+	}
+	built := f.session.Build(want)
+	req.SessionID, req.SessionEpoch = built.SessionID, built.Epoch
+	for _, sp := range built.Partitions {
+		req.Partitions = append(req.Partitions, ReplicaFetchPartition{TP: byKey[sp.Key].TP, TopicID: sp.TopicID,
+			FetchOffset: sp.FetchOffset, LastFetchedEpoch: sp.LastFetchedEpoch, CurrentLeaderEpoch: sp.CurrentLeaderEpoch,
+			LogStartOffset: sp.LogStartOffset, MaxBytes: sp.MaxBytes})
+	}
+	for _, k := range built.Forgotten {
+		req.Forgotten = append(req.Forgotten, ReplicaFetchKey{TP: segment.TopicPartition{Topic: k.Topic, Partition: k.Partition}, TopicID: k.TopicID})
 	}
 	return req, out
 }
@@ -269,8 +322,8 @@ type fetchOutcome int
 
 const (
 	fetchApplied      fetchOutcome = iota
-	fetchLeaderBehind             // only answers saying the leader does not know it leads yet
-	fetchFailed                   // some other error: back off, as Kafka delays failed partitions
+	fetchLeaderBehind              // only answers saying the leader does not know it leads yet
+	fetchFailed                    // some other error: back off, as Kafka delays failed partitions
 )
 
 // applyFetch hands each partition its answer and says how the round went.

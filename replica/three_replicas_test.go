@@ -63,12 +63,12 @@ func newCluster3With(t *testing.T, backoff time.Duration) *cluster3 {
 func (c *cluster3) isDown(id int32) bool { v, _ := c.down.Load(id); return v == true }
 
 // Fetch implements replica.LeaderEndpoint.
-func (c *cluster3) Fetch(ctx context.Context, leader int32, req replica.ReplicaFetch) ([]replica.ReplicaFetchResult, error) {
+func (c *cluster3) Fetch(ctx context.Context, leader int32, req replica.ReplicaFetch) (replica.ReplicaFetchResponse, error) {
 	if c.isDown(leader) || c.isDown(req.ReplicaID) {
 		time.Sleep(5 * time.Millisecond)
-		return nil, errors.New("link cut")
+		return replica.ReplicaFetchResponse{}, errors.New("link cut")
 	}
-	return c.ms[leader].ServeReplicaFetch(ctx, req), nil
+	return replica.ReplicaFetchResponse{Partitions: c.ms[leader].ServeReplicaFetch(ctx, req)}, nil
 }
 
 // AlterPartition implements replica.AlterPartitionSender as the
