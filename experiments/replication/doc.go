@@ -12,7 +12,10 @@
 // socket, a follower's append (segment.Log.AppendReplicated of 1 MiB
 // fetches of 16-record batches of 1 KiB records; and of one small batch
 // at a time, with and without flush.messages=1), and the disk model
-// (diskmodel: fsync of 4 KiB).
+// (diskmodel: fsync of 4 KiB). Each limit (loopback, sendfile, append
+// rate) is the best of three tries: on a shared machine other work only
+// ever takes capacity away from a measurement. The sendfile limit is
+// measured again just before the catch-up, and the better figure kept.
 //
 // Cases, all on one cluster:
 //

@@ -63,6 +63,9 @@ func TestModels(t *testing.T) {
 	if got, want := f.LatFlush.Model, 1+0.020+0.005+1; !near(got, want) {
 		t.Fatalf("latency model with fsync %v, want %v", got, want)
 	}
+	if got, want := f.CatchUpModel, 1/(1/1000.0+1/800.0); !near(got, want) {
+		t.Fatalf("catch-up model %v, want %v", got, want)
+	}
 	if r := ratio(f.Lat.AcksAllP50, f.Lat.Model); !near(r, 0.3/0.125) {
 		t.Fatalf("latency ratio %v", r)
 	}

@@ -16,6 +16,12 @@ type figures struct {
 	CatchUp       float64 // MB/s from the follower serving again to its return to the ISR
 	CatchUpBehind float64 // bytes
 	CatchUpStart  float64 // seconds the restarted process took to serve
+	// CatchUpModel is the follower's serial limit, MB/s: one fetch loop
+	// reads each byte from its socket (a copy, at the loopback rate)
+	// and then appends it (a copy into the page cache, at the follower
+	// append rate), one after the other; the leader's sendfile overlaps
+	// with them through the socket buffers.
+	CatchUpModel  float64
 	CPULeader     float64 // CPU s/MB on the leader, RF3
 	CPUFollower   float64 // CPU s/MB on a follower, RF3 (median over both followers)
 	CPULeaderRF1  float64 // CPU s/MB on the leader, RF1
@@ -94,6 +100,9 @@ func compute(s samples, cal calibration) figures {
 	f.CatchUp = s.median("catchup", "rf3", "mb_per_s")
 	f.CatchUpBehind = s.median("catchup", "rf3", "bytes_behind")
 	f.CatchUpStart = s.median("catchup", "rf3", "start_s")
+	if cal.LoopbackBps > 0 && cal.AppendBps > 0 {
+		f.CatchUpModel = 1 / (1e6/cal.LoopbackBps + 1e6/cal.AppendBps)
+	}
 	f.CPULeader = s.medianOver("cpu", "rf3-leader")
 	f.CPUFollower = s.medianOver("cpu", "rf3-follower")
 	f.CPULeaderRF1 = s.medianOver("cpu", "rf1-leader")

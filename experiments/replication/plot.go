@@ -16,9 +16,9 @@ func writePlots(dir string, f figures) ([]string, error) {
 	p := plot.New()
 	p.Title.Text = "Replication: measured / model (and RF3 / RF1)"
 	p.Y.Label.Text = "ratio"
-	labels := []string{"RF3/RF1", "RF3/model", "RF3/RF1 / CPU-share model", "acks=all p50/model", "same, flush=1", "catch-up/sendfile"}
+	labels := []string{"RF3/RF1", "RF3/model", "RF3/RF1 / CPU-share model", "acks=all p50/model", "same, flush=1", "catch-up/sendfile", "catch-up/serial"}
 	vals := plotter.Values{ratio(f.RF3, f.RF1), ratio(f.RF3, f.TputModel), ratio(ratio(f.RF3, f.RF1), f.CPUShareRatio), ratio(f.Lat.AcksAllP50, f.Lat.Model),
-		ratio(f.LatFlush.AcksAllP50, f.LatFlush.Model), ratio(f.CatchUp, f.cal.SendfileBps/1e6)}
+		ratio(f.LatFlush.AcksAllP50, f.LatFlush.Model), ratio(f.CatchUp, f.cal.SendfileBps/1e6), ratio(f.CatchUp, f.CatchUpModel)}
 	bars, err := plotter.NewBarChart(vals, vg.Points(40))
 	if err != nil {
 		return nil, fmt.Errorf("plot: %w", err)
