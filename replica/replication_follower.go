@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -117,12 +118,20 @@ func (r *Replication) truncateTo(offset int64) error {
 }
 
 // appendReplicated checks that the batches continue the log, enters each
-// new epoch's first offset in the cache and appends them.
+// new epoch's first offset in the cache and appends them. A partial
+// batch at the end (the leader's read stops at the fetch's byte limit,
+// in the middle of a batch) is dropped, as Kafka's follower drops it; a
+// first batch that is incomplete is an error (KIP-74 has the leader send
+// it whole).
 func (r *Replication) appendReplicated(b []byte) error {
 	next, latest := r.log.EndOffset(), r.epochs.Latest().Epoch
 	var starts []EpochEntry
 	for p := 0; p < len(b); {
-		h, n, err := record.NextBatch(b[p:], len(b)-p)
+		h, n, err := record.NextBatch(b[p:], 0)
+		if errors.Is(err, record.ErrShortBatch) && p > 0 {
+			b = b[:p] // a partial tail: the next fetch asks for it whole
+			break
+		}
 		if err != nil {
 			return fmt.Errorf("replicated batch at byte %d: %w", p, err)
 		}

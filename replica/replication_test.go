@@ -193,6 +193,15 @@ func (h *harness) fetch(d *datadriven.TestData) (string, error) {
 	default:
 		resp.Records = l.log.read(req.FetchOffset, dec.ReadUpTo)
 		fmt.Fprintf(&b, "node %d: records %s hw=%d\n", l.id, (&memLog{batches: splitBatches(resp.Records)}).String(), dec.HighWatermark)
+		if d.HasArg("max-bytes") {
+			// The leader's read stops at the byte limit, mid-batch.
+			var limit int
+			d.ScanArgs(&testing.T{}, "max-bytes", &limit)
+			if limit < len(resp.Records) {
+				resp.Records = resp.Records[:limit]
+				fmt.Fprintf(&b, "(cut at byte %d)\n", limit)
+			}
+		}
 	}
 	switch {
 	case d.HasArg("drop-response"):
