@@ -1,6 +1,6 @@
 package cluster
 
-// SaslHandshake, version 1.
+// SaslHandshake, versions 0-1.
 //
 // On a SASL listener, the client names the mechanism it will
 // authenticate with in SaslAuthenticate requests (sasl.go has the
@@ -10,10 +10,12 @@ package cluster
 // listener without SASL, or once authenticated, the answer is
 // ILLEGAL_SASL_STATE (Kafka's KafkaApis).
 //
-// Skipped: version 0, after which Kafka reads bare SASL tokens without
-// a request header; every client since Kafka 1.0 (Java, librdkafka,
-// franz-go, sarama) uses version 1 and SaslAuthenticate when the broker
-// lists it.
+// Skipped: the bare SASL tokens (no request header) that follow a
+// version 0 handshake. Version 0 is listed, as Kafka lists it, because
+// librdkafka enables SASL only against a broker whose SaslHandshake range
+// starts at 0; it then sends version 1 and SaslAuthenticate, as every
+// client since Kafka 1.0 does. A version 0 handshake is answered
+// UNSUPPORTED_VERSION and the connection closes.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -23,7 +25,7 @@ import (
 )
 
 func init() {
-	register(&api{key: kmsg.SASLHandshake.Int16(), min: 1, max: 1, serve: serveSaslHandshake})
+	register(&api{key: kmsg.SASLHandshake.Int16(), min: 0, max: 1, serve: serveSaslHandshake})
 }
 
 func serveSaslHandshake(b *Broker, r *vnet.Request, req kmsg.Request, respond func(vnet.Response)) kmsg.Response {
@@ -36,6 +38,12 @@ func serveSaslHandshake(b *Broker, r *vnet.Request, req kmsg.Request, respond fu
 	}
 	resp.SupportedMechanisms = ls.sasl.enabled
 	sess := sessionOf(r)
+	if r.Version == 0 {
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
+		sess.fail()
+		respondAndClose(r, resp, respond)
+		return nil
+	}
 	if !ls.sasl.enabledMechanism(in.Mechanism) {
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
 		sess.fail()

@@ -2,9 +2,11 @@ package cluster
 
 import (
 	"bytes"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -35,13 +37,20 @@ var errAuthFailed = errors.New("invalid credentials")
 type saslConfig struct {
 	enabled []string               // sasl.enabled.mechanisms, in the configured order
 	plain   map[string]plainSecret // user -> salted hash of the password
-	scram   map[string]*scram.Server
+	scram   map[string]*scramMechanism
+}
+
+// scramMechanism is one SCRAM mechanism's users.
+type scramMechanism struct {
+	hash  scram.HashGeneratorFcn
+	creds map[string]scram.StoredCredentials
+	srv   *scram.Server
 }
 
 // newSaslConfig reads a listener's enabled mechanisms and each one's JAAS
 // configuration (listener.name.<l>.<mechanism>.sasl.jaas.config).
 func newSaslConfig(s config.ListenerSecurity) (*saslConfig, error) {
-	c := &saslConfig{enabled: s.SaslEnabledMechanisms, plain: map[string]plainSecret{}, scram: map[string]*scram.Server{}}
+	c := &saslConfig{enabled: s.SaslEnabledMechanisms, plain: map[string]plainSecret{}, scram: map[string]*scramMechanism{}}
 	if len(c.enabled) == 0 {
 		return nil, errors.New("sasl.enabled.mechanisms is empty")
 	}
@@ -120,7 +129,7 @@ func (c *saslConfig) loadScram(mech, jaas string) error {
 	if err != nil {
 		return err
 	}
-	c.scram[mech] = srv
+	c.scram[mech] = &scramMechanism{hash: hash, creds: creds, srv: srv}
 	return nil
 }
 
@@ -136,7 +145,8 @@ func (c *saslConfig) newExchange(mech string) saslExchange {
 	if mech == "PLAIN" {
 		return &plainExchange{users: c.plain}
 	}
-	return &scramExchange{conv: c.scram[mech].NewConversation()}
+	m := c.scram[mech]
+	return &scramExchange{mech: m, conv: m.srv.NewConversation()}
 }
 
 // plainSecret is a PLAIN password, salted and hashed so that the node
@@ -195,27 +205,83 @@ func (p *plainExchange) step(token []byte) ([]byte, string, bool, error) {
 	return nil, user, true, nil
 }
 
-// scramExchange is RFC 5802's server side (github.com/xdg-go/scram):
-// client-first, server-first, client-final, server-final.
+// scramExchange is RFC 5802's server side, as Kafka's ScramSaslServer
+// runs it: github.com/xdg-go/scram reads the client-first message and
+// writes the server-first; the client-final is checked here, because
+// Kafka accepts a client nonce that only ends with the server's nonce
+// (librdkafka sends its own nonce before the combined one) where
+// xdg-go/scram wants them equal.
 type scramExchange struct {
-	conv *scram.ServerConversation
+	mech      *scramMechanism
+	conv      *scram.ServerConversation
+	gs2       string // the client-first message's GS2 header, echoed base64 in the client-final
+	firstBare string // the client-first message without its GS2 header
+	first     string // the server-first message
+	nonce     string // the combined nonce of the server-first message
+	done      bool
 }
 
 func (s *scramExchange) step(token []byte) ([]byte, string, bool, error) {
-	answer, err := s.conv.Step(string(token))
+	if s.first == "" {
+		return s.stepFirst(string(token))
+	}
+	if s.done {
+		return nil, "", false, errors.New("SCRAM exchange already complete")
+	}
+	s.done = true
+	return s.stepFinal(string(token))
+}
+
+func (s *scramExchange) stepFirst(c1 string) ([]byte, string, bool, error) {
+	answer, err := s.conv.Step(c1)
 	if err != nil {
 		return nil, "", false, errAuthFailed
 	}
 	if authz := s.conv.AuthzID(); authz != "" && authz != s.conv.Username() {
 		return nil, "", false, errors.New("client requested an authorization id that is different from username")
 	}
-	if !s.conv.Done() {
-		return []byte(answer), "", false, nil
+	// c1 is gs2-header "n," [authzid] "," client-first-bare; the header
+	// was checked by xdg-go/scram.
+	i := strings.Index(c1, ",")
+	j := strings.Index(c1[i+1:], ",")
+	s.gs2, s.firstBare, s.first = c1[:i+1+j+1], c1[i+1+j+1:], answer
+	s.nonce, _ = strings.CutPrefix(strings.SplitN(answer, ",", 2)[0], "r=")
+	return []byte(answer), "", false, nil
+}
+
+// stepFinal checks c=<base64 GS2 header>,r=<nonce>[,extensions],p=<proof>
+// and answers v=<server signature>.
+func (s *scramExchange) stepFinal(c2 string) ([]byte, string, bool, error) {
+	withoutProof, proofB64, ok := strings.Cut(c2, ",p=")
+	fields := strings.Split(withoutProof, ",")
+	if !ok || len(fields) < 2 || fields[0] != "c="+base64.StdEncoding.EncodeToString([]byte(s.gs2)) || !strings.HasPrefix(fields[1], "r=") ||
+		!strings.HasSuffix(fields[1], s.nonce) {
+		return nil, "", false, errors.New("invalid client-final message or nonce")
 	}
-	if !s.conv.Valid() {
+	proof, err := base64.StdEncoding.DecodeString(proofB64)
+	cred := s.mech.creds[s.conv.Username()]
+	h := s.mech.hash
+	if err != nil || len(proof) != h().Size() {
 		return nil, "", false, errAuthFailed
 	}
-	return []byte(answer), s.conv.Username(), true, nil
+	authMessage := []byte(s.firstBare + "," + s.first + "," + withoutProof)
+	clientKey := hmacOf(h, cred.StoredKey, authMessage)
+	for i := range clientKey {
+		clientKey[i] ^= proof[i]
+	}
+	stored := h()
+	stored.Write(clientKey)
+	if !hmac.Equal(stored.Sum(nil), cred.StoredKey) {
+		return nil, "", false, errAuthFailed
+	}
+	sig := hmacOf(h, cred.ServerKey, authMessage)
+	return []byte("v=" + base64.StdEncoding.EncodeToString(sig)), s.conv.Username(), true, nil
+}
+
+func hmacOf(h scram.HashGeneratorFcn, key, data []byte) []byte {
+	m := hmac.New(h, key)
+	m.Write(data)
+	return m.Sum(nil)
 }
 
 // enabledMechanism reports whether mech is enabled on the listener.

@@ -316,6 +316,18 @@ func TestSaslEveryAPIBeforeAuthenticationCloses(t *testing.T) {
 			c.expectClosedSilently(t, fmt.Sprintf("%s after %s", kmsg.NameForKey(key), before))
 		}
 	}
+	// A version 0 handshake (bare tokens would follow) is refused and closed.
+	c0 := dialRaw(t, addr)
+	hs0 := kmsg.NewPtrSASLHandshakeRequest()
+	hs0.SetVersion(0)
+	hs0.Mechanism = "PLAIN"
+	c0.send(t, hs0)
+	resp0 := kmsg.NewPtrSASLHandshakeResponse()
+	if err := resp0.ReadFrom(c0.read(t)); err != nil || resp0.ErrorCode != kerr.UnsupportedVersion.Code {
+		t.Fatalf("SaslHandshake v0: %v, error %d", err, resp0.ErrorCode)
+	}
+	c0.expectClosedSilently(t, "after SaslHandshake v0")
+
 	// A second ApiVersions, or ApiVersions after SaslHandshake, closes too.
 	c := dialRaw(t, addr)
 	c.send(t, kmsg.NewPtrApiVersionsRequest())
