@@ -46,7 +46,7 @@ func serveMetadata(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Re
 	if !all && b.cfg.AutoCreateTopicsEnable && (r.Version < 4 || req.AllowAutoTopicCreation) {
 		img, failed = b.autoCreate(req.Topics)
 	}
-	resp.Brokers, resp.ControllerID = metadataBrokers(img, b.listenerName())
+	resp.Brokers, resp.ControllerID = metadataBrokers(img, b.clientListener(r))
 	cid := img.ClusterID()
 	resp.ClusterID = &cid
 	if all {

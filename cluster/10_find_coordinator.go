@@ -41,7 +41,7 @@ func serveFindCoordinator(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(
 		c.Key, c.ErrorCode = k, code
 		c.NodeID, c.Host, c.Port = -1, "", -1
 		if code == 0 {
-			c.NodeID, c.Host, c.Port, c.ErrorCode = coordinatorFor(img, req.CoordinatorType, k, b.nodeID, b.listenerName())
+			c.NodeID, c.Host, c.Port, c.ErrorCode = coordinatorFor(img, req.CoordinatorType, k, b.nodeID, b.clientListener(r))
 		}
 		resp.Coordinators = append(resp.Coordinators, c)
 	}

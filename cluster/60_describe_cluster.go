@@ -17,7 +17,7 @@ func serveDescribeCluster(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(
 	req := kreq.(*kmsg.DescribeClusterRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
 	img := b.meta.image()
-	brokers, controller := metadataBrokers(img, b.listenerName())
+	brokers, controller := metadataBrokers(img, b.clientListener(r))
 	resp.ClusterID, resp.ControllerID = img.ClusterID(), controller
 	resp.EndpointType = req.EndpointType
 	if resp.EndpointType == 0 {

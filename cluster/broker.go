@@ -41,6 +41,7 @@ type Broker struct {
 	purgatory    *replica.Purgatory // delayed fetches and acks=all produces
 	repl         replication        // replicas.go: images applied to the replicas, fetchers' wire
 	fetchSess    fetchSessions      // fetch_session.go: KIP-227's session cache
+	sec          *security          // security.go: TLS and SASL per listener
 
 	// In a cluster (controller.quorum.voters set) metadata changes go to
 	// the active controller through ctrl; nil on a single node, whose
@@ -73,11 +74,11 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	if err := checkListenerSecurity(cfg); err != nil {
+	sec, err := newSecurity(cfg)
+	if err != nil {
 		return nil, err
 	}
-	b := &Broker{cfg: cfg, log: logger, nodeID: int32(cfg.NodeID), stopping: make(chan struct{}), stopImages: make(chan struct{})}
-	var err error
+	b := &Broker{cfg: cfg, log: logger, nodeID: int32(cfg.NodeID), stopping: make(chan struct{}), stopImages: make(chan struct{}), sec: sec}
 	if b.host, b.port, err = advertised(cfg); err != nil {
 		return nil, err
 	}
@@ -115,7 +116,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 		}
 	}
 	b.groups = b.newGroupCoordinator()
-	if b.server, err = newServer(cfg, b); err != nil {
+	if b.server, err = newServers(cfg, b, sec); err != nil {
 		b.parts.Close()
 		return nil, err
 	}
@@ -188,7 +189,7 @@ func (b *Broker) Start() error {
 		b.bg.Add(1)
 		go func() {
 			defer b.bg.Done()
-			if err := b.server.Serve(ln); err != nil && !errors.Is(err, vnet.ErrServerClosed) {
+			if err := b.serveListener(l.Name, ln); err != nil && !errors.Is(err, vnet.ErrServerClosed) {
 				b.log.Error("listener stopped", "addr", ln.Addr(), "err", err)
 			}
 		}()
@@ -278,6 +279,11 @@ func (b *Broker) Kill() {
 
 // Serve implements net.Handler: decode, dispatch, encode.
 func (b *Broker) Serve(r *vnet.Request, respond func(vnet.Response)) {
+	if !b.sec.admit(r) { // SASL: before authentication only ApiVersions, SaslHandshake, SaslAuthenticate
+		b.log.Debug("request before SASL authentication", "key", r.Key, "client", r.Conn.Remote)
+		respond(vnet.Response{Close: true})
+		return
+	}
 	a, ok := apis[r.Key]
 	if !ok || r.Version < a.min || r.Version > a.max {
 		if r.Key == kmsg.ApiVersions.Int16() {

@@ -46,6 +46,20 @@
 // node's own listener host. Fetch serves followers to the log end and
 // consumers to the high watermark from the same file-region path.
 //
+// # Security
+//
+// Each broker listener gets its security protocol's treatment
+// (security.go): TLS on SSL and SASL_SSL listeners (security_tls.go,
+// PEM key and trust stores), served by a goroutine-per-connection
+// server beside the Reactor (security_servers.go); SASL on SASL_PLAINTEXT
+// and SASL_SSL listeners (sasl.go: the connection's stages, kept in its
+// net.ConnState; sasl_mechanisms.go: PLAIN and SCRAM; sasl_jaas.go:
+// Kafka's sasl.jaas.config). Broker.Serve refuses any request a SASL
+// connection's stage does not allow before dispatching it. A
+// connection's principal (security.principal) is the SASL user, else the
+// TLS client certificate's subject DN, else User:ANONYMOUS. What is not
+// built stops start-up instead of serving less than was configured.
+//
 // # Configuration and background cleaning
 //
 // Properties are package config's. The conversions into the configs of

@@ -1,32 +1,191 @@
 package cluster
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/asn1"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/varve/varve/config"
+	vnet "github.com/varve/varve/net"
 )
 
-// implementedProtocols are the security protocols a listener may use
-// today. TLS and SASL (SSL, SASL_PLAINTEXT, SASL_SSL) are not built yet.
-var implementedProtocols = []string{"PLAINTEXT"}
+// Security on the broker's listeners, as Kafka's ChannelBuilders set it
+// up per listener from listener.security.protocol.map:
+//
+//   - PLAINTEXT: served by the configured network model.
+//   - SSL: TLS (security_tls.go), served by a goroutine-per-connection
+//     server (net.GoroutineServer.ServeTLS: crypto/tls cannot run inside
+//     the Reactor's epoll loop, see net's doc). The principal is the
+//     client certificate's subject DN, User:ANONYMOUS without one.
+//   - SASL_PLAINTEXT, SASL_SSL: the same transports, then SaslHandshake
+//     and SaslAuthenticate (sasl.go) before any other request; the
+//     principal is the authenticated user.
+//
+// What is not built stops start-up with a message naming it, rather than
+// serving unencrypted, unauthenticated Kafka on a port configured for
+// more: a SASL mechanism other than PLAIN and SCRAM, a JKS or PKCS#12 key
+// store, encrypted keys, and security on the controller listeners or (in
+// a cluster) on the inter-broker listener, whose clients (quorum peers,
+// replica fetchers, forwarding to the controller) speak plaintext only.
 
-// checkListenerSecurity refuses to start a node with a listener whose
-// security protocol Varve does not implement. Serving plain,
-// unauthenticated Kafka on a port an operator configured for encryption
-// and authentication would be the most dangerous thing a broker could
-// do, so start-up stops with a message naming the listener instead.
-// (config still parses such files: the properties are Kafka's, and the
-// refusal is about what this node can serve.)
-func checkListenerSecurity(cfg *config.Broker) error {
+// anonymous is Kafka's KafkaPrincipal.ANONYMOUS.
+const anonymous = "User:ANONYMOUS"
+
+// listenerSecurity is what one broker listener asks of its connections.
+// It is built at start-up and only read afterwards.
+type listenerSecurity struct {
+	name     string
+	protocol string
+	tls      *tls.Config // SSL, SASL_SSL; nil otherwise
+	sasl     *saslConfig // SASL_PLAINTEXT, SASL_SSL; nil otherwise
+}
+
+// security holds every broker listener's security, by name and (once
+// listening) by address, as requests name their listener by address.
+type security struct {
+	byName    map[string]*listenerSecurity
+	byAddr    sync.Map // string (vnet.ConnInfo.Listener) -> *listenerSecurity
+	failDelay time.Duration
+}
+
+// newSecurity builds each broker listener's security, or says what
+// stops this node from serving a listener as configured.
+func newSecurity(cfg *config.Broker) (*security, error) {
+	s := &security{byName: map[string]*listenerSecurity{}, failDelay: cfg.ConnectionFailedAuthenticationDelayMs.Duration()}
 	for _, l := range cfg.Listeners {
-		proto, _ := cfg.SecurityProtocol(l.Name)
-		if !slices.Contains(implementedProtocols, proto) {
-			return fmt.Errorf("listener %s (%s) uses security protocol %s, which Varve does not implement yet: "+
-				"it would serve unencrypted, unauthenticated Kafka there; use %s listeners",
-				l.Name, l.Addr(), proto, strings.Join(implementedProtocols, " or "))
+		ls, err := newListenerSecurity(cfg, l)
+		if err != nil {
+			return nil, fmt.Errorf("listener %s (%s) uses security protocol %s: %w", l.Name, l.Addr(), ls.protocol, err)
+		}
+		s.byName[l.Name] = ls
+	}
+	return s, nil
+}
+
+func newListenerSecurity(cfg *config.Broker, l config.Listener) (*listenerSecurity, error) {
+	sec := cfg.Security(l.Name)
+	ls := &listenerSecurity{name: l.Name, protocol: sec.Protocol}
+	if sec.Protocol == "PLAINTEXT" {
+		return ls, nil
+	}
+	if slices.Contains(cfg.ControllerListenerNames, l.Name) {
+		return ls, errors.New("Varve's controller quorum speaks plaintext only: map the controller listener to PLAINTEXT")
+	}
+	if inQuorum(cfg) && l.Name == cfg.InterBrokerListenerName {
+		return ls, errors.New("Varve's replica fetchers and forwarding to the controller speak plaintext only: " +
+			"make inter.broker.listener.name a PLAINTEXT listener")
+	}
+	var err error
+	if sec.Protocol == "SSL" || sec.Protocol == "SASL_SSL" {
+		if ls.tls, err = newTLSConfig(sec); err != nil {
+			return ls, err
 		}
 	}
+	if sec.Protocol == "SASL_PLAINTEXT" || sec.Protocol == "SASL_SSL" {
+		if ls.sasl, err = newSaslConfig(sec); err != nil {
+			return ls, err
+		}
+	}
+	return ls, nil
+}
+
+// listening records the address a listener was bound to.
+func (s *security) listening(name, addr string) {
+	if ls := s.byName[name]; ls != nil {
+		s.byAddr.Store(addr, ls)
+	}
+}
+
+// of returns the security of the listener a request came on; nil for an
+// address not recorded (a test's own listener), which is plaintext.
+func (s *security) of(r *vnet.Request) *listenerSecurity {
+	if v, ok := s.byAddr.Load(r.Conn.Listener); ok {
+		return v.(*listenerSecurity)
+	}
 	return nil
+}
+
+// principal is the authenticated identity of a request's connection, in
+// Kafka's form (User:name), for authorization: the SASL user on a SASL
+// listener, the certificate's subject DN on an SSL listener, else
+// User:ANONYMOUS.
+func (s *security) principal(r *vnet.Request) string {
+	if sess, _ := r.Conn.State.Load().(*saslSession); sess != nil {
+		if p, ok := sess.authenticated(); ok {
+			return p
+		}
+	}
+	if ls := s.of(r); ls != nil && ls.sasl == nil && r.Conn.TLS != nil && len(r.Conn.TLS.PeerCertificates) > 0 {
+		return "User:" + subjectDN(r.Conn.TLS.PeerCertificates[0])
+	}
+	return anonymous
+}
+
+// subjectDN renders a certificate's subject as Java's
+// X500Principal.getName() does (RFC 2253), Kafka's principal under
+// ssl.principal.mapping.rules=DEFAULT: the relative names in the
+// certificate's order reversed, most specific first, joined by commas
+// without spaces, multi-valued ones by "+"; the keywords RFC 2253 lists
+// (CN, C, L, ST, O, OU, STREET, DC, UID), other types as dotted OIDs with
+// "#" and the value's DER in hex; string values escaped per RFC 2253.
+func subjectDN(cert *x509.Certificate) string {
+	var rdns []rawRDNSET
+	if rest, err := asn1.Unmarshal(cert.RawSubject, &rdns); err != nil || len(rest) > 0 {
+		return cert.Subject.String()
+	}
+	var b strings.Builder
+	for i := len(rdns) - 1; i >= 0; i-- {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		for j, atv := range rdns[i] {
+			if j > 0 {
+				b.WriteByte('+')
+			}
+			writeAttribute(&b, atv)
+		}
+	}
+	return b.String()
+}
+
+// rawRDNSET is one relative distinguished name with its values' encodings
+// kept, as "#hex" shows the value's DER exactly as the certificate holds it.
+type rawRDNSET []rawAttribute // the SET suffix makes encoding/asn1 read a SET OF
+
+type rawAttribute struct {
+	Type  asn1.ObjectIdentifier
+	Value asn1.RawValue
+}
+
+// rfc2253Keywords are the attribute types RFC 2253 (and so Java) names.
+var rfc2253Keywords = map[string]string{
+	"2.5.4.3": "CN", "2.5.4.6": "C", "2.5.4.7": "L", "2.5.4.8": "ST", "2.5.4.10": "O",
+	"2.5.4.11": "OU", "2.5.4.9": "STREET", "0.9.2342.19200300.100.1.25": "DC", "0.9.2342.19200300.100.1.1": "UID",
+}
+
+func writeAttribute(b *strings.Builder, atv rawAttribute) {
+	kw, named := rfc2253Keywords[atv.Type.String()]
+	var str string
+	_, err := asn1.UnmarshalWithParams(atv.Value.FullBytes, &str, "")
+	if !named || err != nil {
+		b.WriteString(atv.Type.String() + "=#" + hex.EncodeToString(atv.Value.FullBytes))
+		return
+	}
+	b.WriteString(kw + "=")
+	for i, r := range str {
+		switch {
+		case strings.ContainsRune(",+\"<>;\\", r),
+			(r == ' ' || r == '#') && i == 0,
+			r == ' ' && i == len(str)-1:
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
 }

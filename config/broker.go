@@ -158,6 +158,9 @@ type Broker struct {
 	ControllerQuotaWindowNum         int // controller.quota.window.num
 	ControllerQuotaWindowSizeSeconds int // controller.quota.window.size.seconds
 
+	// Security (per listener: Security).
+	ConnectionFailedAuthenticationDelayMs Millis // connection.failed.authentication.delay.ms
+
 	// Varve's own (not Kafka's).
 	ControllerMutationRate float64 // varve.controller.mutation.rate: partitions per second; 0: unbounded
 	LogDirProbeIntervalMs  Millis  // varve.log.dir.probe.interval.ms: probe period of an offline log dir
@@ -173,8 +176,9 @@ type Broker struct {
 	logRetentionHours           int
 	securityInterBrokerProtocol string
 
-	set   map[string]string // properties given explicitly, trimmed
-	other map[string]any    // accepted properties without a field
+	set      map[string]string            // properties given explicitly, trimmed
+	other    map[string]any               // accepted properties without a field
+	perLstnr map[string]map[string]string // listener.name.<l>.<rest>: lower-case listener -> rest -> value, trimmed
 }
 
 // Network models for varve.network.model.
@@ -196,11 +200,11 @@ var brokerIndex = sync.OnceValue(func() index[def] {
 // joined; each is a *PropertyError.
 func Parse(props map[string]string) (*Broker, error) {
 	ix := brokerIndex()
+	props, perListener, errs := splitListenerProps(props)
 	if err := unknownNames(props, ix.names, "broker"); err != nil {
-		return nil, err
+		return nil, errors.Join(append(errs, err)...)
 	}
-	b := &Broker{set: trimmed(props), other: map[string]any{}}
-	var errs []error
+	b := &Broker{set: trimmed(props), other: map[string]any{}, perLstnr: perListener}
 	for i := range brokerDefs {
 		if err := b.load(&brokerDefs[i]); err != nil {
 			errs = append(errs, err)
@@ -296,8 +300,8 @@ func (b *Broker) Get(name string) (value string, ok bool) {
 	if d == nil {
 		return "", false
 	}
-	if _, given := b.set[name]; d.null && !given && !d.derived {
-		return "", true
+	if _, given := b.set[name]; d.typ == tPassword || d.null && !given && !d.derived {
+		return "", true // a password shows as null, as DescribeConfigs hides it
 	}
 	if d.field != nil {
 		return d.typ.format(reflect.ValueOf(d.field(b)).Elem()), true

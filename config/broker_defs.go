@@ -196,6 +196,34 @@ var brokerDefs = []def{
 	{name: "controller.quota.window.num", typ: tInt, deflt: "11", check: atLeast(1), field: func(b *Broker) any { return &b.ControllerQuotaWindowNum }},
 	{name: "controller.quota.window.size.seconds", typ: tInt, deflt: "1", check: atLeast(1), field: func(b *Broker) any { return &b.ControllerQuotaWindowSizeSeconds }},
 
+	// Security (BrokerSecurityConfigs, SslConfigs, SaslConfigs). Each
+	// ssl.* property and sasl.enabled.mechanisms may be given per
+	// listener with the prefix listener.name.<lower-case name>.; see
+	// Broker.Security. Password-typed values never show in Get.
+	{name: "ssl.keystore.type", typ: tString, deflt: "JKS", listener: true, note: "Varve reads PEM only"},
+	{name: "ssl.keystore.location", typ: tString, null: true, listener: true, note: "with ssl.keystore.type=PEM: one file holding the private key and the certificate chain"},
+	{name: "ssl.keystore.password", typ: tPassword, null: true, listener: true},
+	{name: "ssl.keystore.key", typ: tPassword, null: true, listener: true, note: "PEM private key (PKCS#8, PKCS#1 or SEC 1), unencrypted"},
+	{name: "ssl.keystore.certificate.chain", typ: tPassword, null: true, listener: true, note: "PEM certificates, the node's first"},
+	{name: "ssl.key.password", typ: tPassword, null: true, listener: true, note: "Varve reads unencrypted PEM keys only"},
+	{name: "ssl.truststore.type", typ: tString, deflt: "JKS", listener: true, note: "Varve reads PEM only"},
+	{name: "ssl.truststore.location", typ: tString, null: true, listener: true},
+	{name: "ssl.truststore.password", typ: tPassword, null: true, listener: true},
+	{name: "ssl.truststore.certificates", typ: tPassword, null: true, listener: true},
+	{name: "ssl.client.auth", typ: tString, deflt: "none", listener: true, check: oneOf("required", "requested", "none")},
+	{name: "ssl.enabled.protocols", typ: tList, deflt: "TLSv1.2,TLSv1.3", listener: true, check: all(nonEmptyList, listOf(tlsProtocols...))},
+	{name: "ssl.protocol", typ: tString, deflt: "TLSv1.3", listener: true, check: oneOf(append([]string{"TLS"}, tlsProtocols...)...),
+		note: "Java's SSLContext protocol; crypto/tls negotiates within ssl.enabled.protocols"},
+	{name: "ssl.cipher.suites", typ: tList, null: true, listener: true,
+		note: "IANA names of TLS 1.2 suites; unset: crypto/tls's secure defaults; TLS 1.3 always uses crypto/tls's three AEAD suites"},
+	{name: "ssl.endpoint.identification.algorithm", typ: tString, deflt: "https", listener: true, note: "checked by clients; a broker serves the same certificate whatever it is"},
+	{name: "ssl.principal.mapping.rules", typ: tString, deflt: "DEFAULT", check: unsupportedUnless("DEFAULT"),
+		note: "DEFAULT only: the principal of a TLS client is its certificate's subject DN"},
+	{name: "sasl.enabled.mechanisms", typ: tList, deflt: "GSSAPI", listener: true, check: listOf(saslMechanisms...),
+		note: "Varve serves PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512; a SASL listener enabling another stops start-up"},
+	{name: "sasl.mechanism.inter.broker.protocol", typ: tString, deflt: "GSSAPI", check: oneOf(saslMechanisms...)},
+	{name: "connection.failed.authentication.delay.ms", typ: tInt, deflt: "100", check: atLeast(0), field: func(b *Broker) any { return &b.ConnectionFailedAuthenticationDelayMs }},
+
 	// Varve's own.
 	{name: "varve.controller.mutation.rate", typ: tDouble, deflt: "100.0", varve: true, check: atLeast(0), field: func(b *Broker) any { return &b.ControllerMutationRate },
 		note: "partitions created or deleted per second by all clients together (Kafka's controller_mutation_rate quota, unbounded there by default); bursts up to rate x controller.quota.window.num x controller.quota.window.size.seconds; 0: unbounded"},

@@ -85,6 +85,7 @@ func (b *Broker) validate() error {
 	add(b.validateReplication())
 	add(b.validateQuorum())
 	add(b.validateListeners())
+	add(b.validateListenerProps())
 	return errors.Join(errs...)
 }
 

@@ -89,6 +89,15 @@ var kafkaDefaults = map[string]string{
 	"share.coordinator.state.topic.num.partitions": "50", "share.coordinator.state.topic.replication.factor": "3",
 	"share.coordinator.state.topic.min.isr": "2", "share.coordinator.state.topic.segment.bytes": "104857600",
 	"share.coordinator.threads": "1",
+
+	// BrokerSecurityConfigs, SslConfigs, SaslConfigs.
+	"ssl.keystore.type": "JKS", "ssl.keystore.location": "", "ssl.keystore.password": "",
+	"ssl.keystore.key": "", "ssl.keystore.certificate.chain": "", "ssl.key.password": "",
+	"ssl.truststore.type": "JKS", "ssl.truststore.location": "", "ssl.truststore.password": "",
+	"ssl.truststore.certificates": "", "ssl.client.auth": "none", "ssl.enabled.protocols": "TLSv1.2,TLSv1.3",
+	"ssl.protocol": "TLSv1.3", "ssl.cipher.suites": "", "ssl.endpoint.identification.algorithm": "https",
+	"ssl.principal.mapping.rules": "DEFAULT", "sasl.enabled.mechanisms": "GSSAPI",
+	"sasl.mechanism.inter.broker.protocol": "GSSAPI", "connection.failed.authentication.delay.ms": "100",
 }
 
 // varveDefaults are the properties whose default in Varve is not Kafka's,

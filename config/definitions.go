@@ -29,7 +29,10 @@ type def struct {
 	field func(b *Broker) any
 	// varve marks Varve's own properties (prefix varve.).
 	varve bool
-	note  string
+	// listener marks a property a listener may override with Kafka's
+	// prefix listener.name.<lower-case listener name>. (security.go).
+	listener bool
+	note     string
 }
 
 // value parses raw (already trimmed) and range-checks it.

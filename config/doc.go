@@ -45,6 +45,14 @@
 //     replica.lag.time.max.ms and replica.socket.timeout.ms, the dedupe
 //     buffer per cleaner thread, min.compaction.lag.ms against
 //     max.compaction.lag.ms.
+//   - A listener overrides the ssl.* properties and
+//     sasl.enabled.mechanisms with Kafka's prefix
+//     listener.name.<lower-case listener name>. (KIP-103), and takes a SASL
+//     mechanism's JAAS configuration from
+//     listener.name.<listener>.<lower-case mechanism>.sasl.jaas.config;
+//     Broker.Security resolves them. A prefix naming no listener is an
+//     error. Password-typed values (keys, key store and trust store
+//     contents and passwords) never show in Get or in errors.
 //
 // Properties marked "accepted" below are Kafka's, parsed and validated so
 // that a Kafka configuration starts, but Varve does not act on them (Get
@@ -123,6 +131,7 @@
 //	compression.lz4.level                            9                            (accepted)
 //	compression.type                                 producer
 //	compression.zstd.level                           3                            (accepted)
+//	connection.failed.authentication.delay.ms        100
 //	connections.max.idle.ms                          600000
 //	controlled.shutdown.enable                       true                         (accepted)
 //	controller.listener.names                        null                         (may stay empty on a single node, whose controller is in-process)
@@ -233,6 +242,8 @@
 //	replica.socket.receive.buffer.bytes              65536                        (accepted)
 //	replica.socket.timeout.ms                        30000
 //	request.timeout.ms                               30000                        (accepted)
+//	sasl.enabled.mechanisms                          GSSAPI                       (accepted; Varve serves PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512; a SASL listener enabling another stops start-up)
+//	sasl.mechanism.inter.broker.protocol             GSSAPI                       (accepted)
 //	security.inter.broker.protocol                   PLAINTEXT
 //	share.coordinator.state.topic.min.isr            2                            (accepted)
 //	share.coordinator.state.topic.num.partitions     50                           (accepted)
@@ -243,6 +254,22 @@
 //	socket.receive.buffer.bytes                      102400
 //	socket.request.max.bytes                         104857600
 //	socket.send.buffer.bytes                         102400
+//	ssl.cipher.suites                                null                         (accepted; IANA names of TLS 1.2 suites; unset: crypto/tls's secure defaults; TLS 1.3 always uses crypto/tls's three AEAD suites)
+//	ssl.client.auth                                  none                         (accepted)
+//	ssl.enabled.protocols                            TLSv1.2,TLSv1.3              (accepted)
+//	ssl.endpoint.identification.algorithm            https                        (accepted; checked by clients; a broker serves the same certificate whatever it is)
+//	ssl.key.password                                 null                         (accepted; Varve reads unencrypted PEM keys only)
+//	ssl.keystore.certificate.chain                   null                         (accepted; PEM certificates, the node's first)
+//	ssl.keystore.key                                 null                         (accepted; PEM private key (PKCS#8, PKCS#1 or SEC 1), unencrypted)
+//	ssl.keystore.location                            null                         (accepted; with ssl.keystore.type=PEM: one file holding the private key and the certificate chain)
+//	ssl.keystore.password                            null                         (accepted)
+//	ssl.keystore.type                                JKS                          (accepted; Varve reads PEM only)
+//	ssl.principal.mapping.rules                      DEFAULT                      (accepted; DEFAULT only: the principal of a TLS client is its certificate's subject DN)
+//	ssl.protocol                                     TLSv1.3                      (accepted; Java's SSLContext protocol; crypto/tls negotiates within ssl.enabled.protocols)
+//	ssl.truststore.certificates                      null                         (accepted)
+//	ssl.truststore.location                          null                         (accepted)
+//	ssl.truststore.password                          null                         (accepted)
+//	ssl.truststore.type                              JKS                          (accepted; Varve reads PEM only)
 //	transaction.max.timeout.ms                       900000
 //	transaction.partition.verification.enable        true                         (accepted)
 //	transaction.state.log.load.buffer.size           5242880                      (accepted)

@@ -200,7 +200,7 @@ func (a *acceptor) hand(fd int, sa unix.Sockaddr) bool {
 	st.connections.Add(1)
 	c := &rconn{
 		id: a.r.nextConnID.Add(1), fd: fd, ip: ip, dec: a.r.newDecoder(),
-		info: ConnInfo{Listener: a.name, Remote: sockaddrToAddr(sa)},
+		info: ConnInfo{Listener: a.name, Remote: sockaddrToAddr(sa), State: new(ConnState)},
 	}
 	c.info.ID = c.id
 	if a.assign(c) {

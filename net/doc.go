@@ -14,6 +14,27 @@
 // (sendfile), prefixed with the size and the response header. It imports
 // the standard library's net as stdnet.
 //
+// # TLS
+//
+// GoroutineServer.ServeTLS serves a listener through crypto/tls; the
+// Reactor serves plaintext only. crypto/tls works on a blocking net.Conn
+// and has no record-level API (nothing like Java's SSLEngine wrap and
+// unwrap) that an edge-triggered epoll loop on raw descriptors could
+// drive, and a file region must be encrypted in user space anyway
+// (sendfile would put plaintext on the wire), so a TLS connection gets
+// its own goroutine: the handshake runs there on the first read, and a
+// region is read and copied through the TLS connection
+// (pagecache.Region.WriteTo falls back from sendfile because a tls.Conn
+// exposes no descriptor). Kafka loses zero-copy under SSL in the same way.
+// ConnInfo.TLS carries the handshake's result (the peer's certificates)
+// to the Handler.
+//
+// # Per-connection state
+//
+// ConnInfo.State is a slot the Handler fills per connection (the broker
+// keeps a connection's authentication there); net creates it empty at
+// accept and drops it with the connection, and never reads it.
+//
 // # Wire format
 //
 // Request frame, big-endian (frame.go, header.go):

@@ -2,6 +2,7 @@ package net
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	stdnet "net"
@@ -158,7 +159,7 @@ func (s *GoroutineServer) startConn(nc stdnet.Conn, listener string) {
 		nc.Close()
 		return
 	}
-	if tc, ok := nc.(*stdnet.TCPConn); ok {
+	if tc, ok := tcpConn(nc); ok {
 		tc.SetNoDelay(true)
 		if s.cfg.SocketSendBufferBytes > 0 {
 			tc.SetWriteBuffer(s.cfg.SocketSendBufferBytes)
@@ -169,7 +170,7 @@ func (s *GoroutineServer) startConn(nc stdnet.Conn, listener string) {
 	}
 	id := s.nextConnID.Add(1)
 	gc := &gconn{srv: s, nc: nc, ip: ip, resp: make(chan delivery, 1),
-		info: ConnInfo{ID: id, Listener: listener, Remote: nc.RemoteAddr()}}
+		info: ConnInfo{ID: id, Listener: listener, Remote: nc.RemoteAddr(), State: new(ConnState)}}
 	s.mu.Lock()
 	if s.mu.closed {
 		s.mu.Unlock()
@@ -182,6 +183,31 @@ func (s *GoroutineServer) startConn(nc stdnet.Conn, listener string) {
 	s.mu.Unlock()
 	s.stats.connections.Add(1)
 	go gc.serve()
+}
+
+// ServeTLS is Serve with every connection wrapped in TLS (crypto/tls) as
+// configured by cfg. The handshake runs on the connection's goroutine
+// when its first request is read, bounded like any read by
+// connections.max.idle.ms; a client that does not speak TLS fails it and
+// is closed without a byte of Kafka. Responses go through the TLS
+// connection: a file region is read and copied (pagecache.Region.WriteTo
+// falls back from sendfile, since the kernel does not encrypt), as Kafka
+// loses zero-copy under SSL. ConnInfo.TLS holds the handshake's result.
+func (s *GoroutineServer) ServeTLS(ln stdnet.Listener, cfg *tls.Config) error {
+	if cfg == nil {
+		ln.Close()
+		return errors.New("net: ServeTLS: nil tls.Config")
+	}
+	return s.Serve(tls.NewListener(ln, cfg))
+}
+
+// tcpConn finds the TCP connection under nc (itself, or under TLS).
+func tcpConn(nc stdnet.Conn) (*stdnet.TCPConn, bool) {
+	if t, ok := nc.(*tls.Conn); ok {
+		nc = t.NetConn()
+	}
+	tc, ok := nc.(*stdnet.TCPConn)
+	return tc, ok
 }
 
 // Shutdown closes the listeners, wakes idle connections so they close, lets
@@ -367,6 +393,9 @@ func (gc *gconn) handle(frame []byte) bool {
 	if err != nil {
 		s.stats.badFrames.Add(1)
 		return false
+	}
+	if tc, ok := gc.nc.(*tls.Conn); ok && gc.info.TLS == nil {
+		gc.info.TLS = tlsState(tc) // the handshake completed with the first read
 	}
 	cl := &call{owner: gc, stats: &s.stats, pool: s.pool, req: Request{
 		Key: h.Key, Version: h.Version, CorrelationID: h.CorrelationID,

@@ -1,6 +1,7 @@
 package net
 
 import (
+	"crypto/tls"
 	stdnet "net"
 	"time"
 
@@ -12,6 +13,12 @@ type ConnInfo struct {
 	ID       uint64      // unique per server, never reused
 	Listener string      // the listener's address, as Kafka names listeners by their endpoint
 	Remote   stdnet.Addr // the peer
+	// TLS is the handshake's result on a connection served through
+	// ServeTLS (the peer's certificates, the version and suite agreed);
+	// nil on a plaintext connection.
+	TLS *tls.ConnectionState
+	// State is the Handler's own per-connection value (never nil).
+	State *ConnState
 }
 
 // Request is one request read from a connection. Body is the request after

@@ -141,3 +141,34 @@ func (s *Stats) addPool(p *memoryPool) {
 	s.MemoryPoolWaits = p.waits.Load()
 	s.MemoryPoolWaiting = p.queued.Load()
 }
+
+// Plus adds two servers' snapshots, for a node serving its listeners
+// with more than one server (TLS listeners with a GoroutineServer beside
+// a Reactor): counters and gauges add up, per-key counts merge, and the
+// processors of both are listed.
+func (s Stats) Plus(o Stats) Stats {
+	out := s
+	for _, f := range []struct{ dst, src *int64 }{
+		{&out.RequestQueueSize, &o.RequestQueueSize}, {&out.Connections, &o.Connections},
+		{&out.ConnectionsAccepted, &o.ConnectionsAccepted}, {&out.ConnectionsClosed, &o.ConnectionsClosed},
+		{&out.IdleConnectionsClosed, &o.IdleConnectionsClosed}, {&out.ConnectionsRejected, &o.ConnectionsRejected},
+		{&out.ConnectionsRejectedPerIP, &o.ConnectionsRejectedPerIP}, {&out.AcceptThrottles, &o.AcceptThrottles},
+		{&out.MemoryPoolCapacity, &o.MemoryPoolCapacity}, {&out.MemoryPoolUsed, &o.MemoryPoolUsed},
+		{&out.MemoryPoolWaits, &o.MemoryPoolWaits}, {&out.MemoryPoolWaiting, &o.MemoryPoolWaiting},
+		{&out.BadFrames, &o.BadFrames}, {&out.BytesIn, &o.BytesIn}, {&out.BytesOut, &o.BytesOut},
+		{&out.Requests, &o.Requests}, {&out.Responses, &o.Responses},
+		{&out.UnknownKeyRequests, &o.UnknownKeyRequests}, {&out.QueueFullStalls, &o.QueueFullStalls},
+		{&out.SendWaits, &o.SendWaits}, {&out.DuplicateResponds, &o.DuplicateResponds},
+	} {
+		*f.dst += *f.src
+	}
+	out.AcceptThrottleTime += o.AcceptThrottleTime
+	out.RequestsByKey = make(map[int16]int64, len(s.RequestsByKey)+len(o.RequestsByKey))
+	for _, m := range []map[int16]int64{s.RequestsByKey, o.RequestsByKey} {
+		for k, n := range m {
+			out.RequestsByKey[k] += n
+		}
+	}
+	out.Processors = append(append([]ProcessorStats(nil), s.Processors...), o.Processors...)
+	return out
+}

@@ -1,0 +1,53 @@
+package cluster
+
+// SaslAuthenticate, versions 0-2.
+//
+// Carries the tokens of the mechanism chosen by SaslHandshake (sasl.go
+// has the stages): PLAIN's one token, SCRAM's client-first and
+// client-final messages, answered with SCRAM's server-first and
+// server-final. A failed exchange (unknown user, wrong password, a
+// malformed token) is answered SASL_AUTHENTICATION_FAILED, and the
+// answer leaves only after connection.failed.authentication.delay.ms,
+// then the connection closes (Kafka, KIP-306: brute force is slow). On
+// a listener without SASL, before SaslHandshake or once authenticated,
+// the answer is ILLEGAL_SASL_STATE.
+//
+// session_lifetime_ms (v1+) is 0: no re-authentication (KIP-368,
+// connections.max.reauth.ms 0).
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	vnet "github.com/varve/varve/net"
+)
+
+func init() {
+	register(&api{key: kmsg.SASLAuthenticate.Int16(), min: 0, max: 2, serve: serveSaslAuthenticate})
+}
+
+func serveSaslAuthenticate(b *Broker, r *vnet.Request, req kmsg.Request, respond func(vnet.Response)) kmsg.Response {
+	in := req.(*kmsg.SASLAuthenticateRequest)
+	resp := in.ResponseKind().(*kmsg.SASLAuthenticateResponse)
+	if ls := b.sec.of(r); ls == nil || ls.sasl == nil {
+		resp.ErrorCode = kerr.IllegalSaslState.Code
+		return resp
+	}
+	answer, mech, ok, err := sessionOf(r).step(in.SASLAuthBytes)
+	switch {
+	case !ok:
+		resp.ErrorCode = kerr.IllegalSaslState.Code
+		return resp
+	case err != nil:
+		b.log.Info("failed authentication", "client", r.Conn.Remote, "mechanism", mech, "err", err)
+		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
+		msg := "Authentication failed during authentication due to invalid credentials with SASL mechanism " + mech
+		resp.ErrorMessage = &msg
+		time.AfterFunc(b.sec.failDelay, func() { respondAndClose(r, resp, respond) })
+		return nil
+	}
+	resp.SASLAuthBytes = answer
+	return resp
+}
