@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/varve/varve/chaos"
 	"github.com/varve/varve/internal/localcluster"
 )
@@ -281,6 +283,11 @@ func TestClusterMinorityLeaderTruncatesItsTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A producer that reaches only the isolated leader (clients are not
+	// cut from it) writes a few records it can never have acknowledged:
+	// whether the workload's own appends were in flight at the cut is
+	// luck, and without a tail there is nothing to truncate.
+	go writeUnacknowledgeable(ctx, c, old, topic, p)
 	newLeader := waitNewLeader(t, ctx, roles, topic, p, old)
 	time.Sleep(3 * time.Second) // acknowledged appends on the new leader
 	before := dumpPartition(t, c, oldDir)
@@ -432,4 +439,25 @@ func checkTruncated(t *testing.T, h *chaos.History, p int32, newLeader int, befo
 			t.Errorf("after the heal the old leader lacks %q at offset %d (has %q)", v, off, av)
 		}
 	}
+}
+
+// writeUnacknowledgeable sends acks=all records for partition p to node
+// alone, which is cut from the other replicas: they land in its log and
+// can never be acknowledged. They are not in the history: no client was
+// told they were written, so the checkers must not find them either.
+func writeUnacknowledgeable(ctx context.Context, c *chaos.Cluster, node int, topic string, p int32) {
+	opts := append(c.ClientOpts(), kgo.SeedBrokers(c.Local.Nodes()[node].Addr()), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.DisableIdempotentWrite(), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordRetries(0),
+		kgo.RecordDeliveryTimeout(3*time.Second))
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return
+	}
+	defer cl.Close()
+	pctx, cancel := context.WithTimeout(ctx, 4*time.Second)
+	defer cancel()
+	for i := range 5 {
+		cl.Produce(pctx, &kgo.Record{Topic: topic, Partition: p, Value: []byte(fmt.Sprintf("unacknowledgeable-%d", i))}, nil)
+	}
+	cl.Flush(pctx)
 }
