@@ -419,3 +419,90 @@ func TestThreeNodesControlledShutdownKeepsProducing(t *testing.T) {
 		t.Errorf("producers stalled %v across a controlled shutdown", worst)
 	}
 }
+
+// Kafka: a rolling restart (each node in turn: SIGTERM, start again,
+// wait for full ISRs) under acks=all load loses nothing, and producers
+// stall no longer than a leadership move per node.
+func TestThreeNodesRollingRestart(t *testing.T) {
+	tc := startQuorumCluster(t, 3, nil)
+	tc.waitBrokers(3)
+	adm := kadm.NewClient(client(t, tc.addrs[0]))
+	if resp, err := adm.CreateTopic(ctx(t), 3, 3, nil, "roll"); err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	fullISR := func() bool {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(tc.bootstrap()...))
+		if err != nil {
+			return false
+		}
+		defer cl.Close()
+		m, err := kadm.NewClient(cl).Metadata(ctx(t), "roll")
+		if err != nil || len(m.Topics["roll"].Partitions) != 3 {
+			return false
+		}
+		for _, p := range m.Topics["roll"].Partitions {
+			if len(p.ISR) != 3 || p.Leader < 0 {
+				return false
+			}
+		}
+		return true
+	}
+	waitWithin(t, 20*time.Second, "full ISRs", fullISR)
+	prod := client(t, tc.addrs[0], kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic("roll"), kgo.RecordRetries(1000))
+	if err := prod.ProduceSync(ctx(t), kgo.StringRecord("warm-up")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var worst time.Duration
+	acked := map[string]bool{"warm-up": true}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		last := time.Now()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			v := fmt.Sprint(i)
+			if err := prod.ProduceSync(ctx(t), kgo.StringRecord(v)).FirstErr(); err != nil {
+				t.Errorf("record %s: %v", v, err)
+				return
+			}
+			mu.Lock()
+			acked[v] = true
+			worst, last = max(worst, time.Since(last)), time.Now()
+			mu.Unlock()
+		}
+	}()
+	for i := range tc.nodes {
+		mu.Lock()
+		worst = 0
+		mu.Unlock()
+		tc.stop(i)
+		tc.start(i)
+		waitWithin(t, 30*time.Second, fmt.Sprintf("full ISRs after node %d's restart", i+1), fullISR)
+		mu.Lock()
+		t.Logf("node %d restarted: the longest wait for an acknowledgement was %v", i+1, worst.Round(time.Millisecond))
+		if worst > 2*time.Second {
+			t.Errorf("producers stalled %v while node %d restarted", worst, i+1)
+		}
+		mu.Unlock()
+	}
+	close(stop)
+	<-done
+	mu.Lock()
+	n := len(acked)
+	mu.Unlock()
+	got := consumeN(t, tc.bootstrap()[0], "roll", n)
+	seen := map[string]int{}
+	for _, r := range got {
+		seen[string(r.Value)]++
+	}
+	for v := range acked {
+		if seen[v] != 1 {
+			t.Errorf("acknowledged %q read %d times", v, seen[v])
+		}
+	}
+}
