@@ -44,3 +44,7 @@ func (b *Broker) UsePublisher(pub *metadata.Publisher) { b.meta.pub = pub }
 // follows the publisher does, for benchmarks that time it on a broker
 // that is not started.
 func (b *Broker) ApplyImage(img *metadata.Image) { b.applyImage(img) }
+
+// PartitionsVisited is how many partitions the last image application
+// looked at.
+func (b *Broker) PartitionsVisited() int { return b.repl.visited }
