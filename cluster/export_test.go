@@ -39,3 +39,12 @@ func (b *Broker) Gauge(name string) float64 {
 // publish the images of a cluster. Call it before Start, with a port
 // given in listeners (a :0 listener re-registers at Start).
 func (b *Broker) UsePublisher(pub *metadata.Publisher) { b.meta.pub = pub }
+
+// ApplyImage applies img to the broker's replicas as the goroutine that
+// follows the publisher does, for benchmarks that time it on a broker
+// that is not started.
+func (b *Broker) ApplyImage(img *metadata.Image) { b.applyImage(img) }
+
+// PartitionsVisited is how many partitions the last image application
+// looked at.
+func (b *Broker) PartitionsVisited() int { return b.repl.visited }

@@ -42,7 +42,14 @@ type replication struct {
 	listener   LeadershipListener
 	prev       *metadata.Image                // the last image applied
 	applied    atomic.Pointer[metadata.Image] // prev, for readers outside the applying goroutine
-	client     *replicaClient
+	// retry holds the topics of prev some of whose partitions were not
+	// applied (a failed creation or role change, a replica of an older
+	// topic of the same name still being deleted): the next image
+	// applies them again even if they did not change.
+	retry map[metadata.TopicID]bool
+	// visited counts the partitions the last application looked at.
+	visited int
+	client  *replicaClient
 }
 
 // SetControllerClient gives the broker its way to the active controller
@@ -134,7 +141,13 @@ func (b *Broker) followImages(ch <-chan struct{}) {
 	}
 }
 
-// applyImage is Kafka's ReplicaManager.applyDelta over a whole image.
+// applyImage is Kafka's ReplicaManager.applyDelta: it applies what
+// changed between the last image applied and img. Images share every
+// topic a change leaves alone (metadata.Apply is copy-on-write per
+// topic), so a topic whose pointer is the previous image's is skipped
+// without looking at its partitions, unless an earlier application of
+// it failed; the first image (and one restored from a snapshot, which
+// shares nothing) is applied whole.
 func (b *Broker) applyImage(img *metadata.Image) {
 	var ineligible []int32 // Kafka's isReplicaIsrEligible: fenced or shutting down
 	for _, br := range img.Brokers() {
@@ -143,17 +156,19 @@ func (b *Broker) applyImage(img *metadata.Image) {
 		}
 	}
 	b.parts.SetIneligibleReplicas(ineligible)
+	prev, retry := b.repl.prev, map[metadata.TopicID]bool{}
+	b.repl.visited = 0
 	for t := range img.Topics() {
-		for i := range t.Partitions {
-			tp := partitionOf(t.Name, int32(i))
-			if p := &t.Partitions[i]; slices.Contains(p.Replicas, b.nodeID) {
-				b.applyPartition(tp, t.ID, p)
-			} else {
-				b.stopReplica(tp, t.ID)
+		if prev != nil && !b.repl.retry[t.ID] {
+			if pt, ok := prev.TopicByID(t.ID); ok && pt == t {
+				continue // unchanged since the last image applied
 			}
 		}
+		if !b.applyTopic(t) {
+			retry[t.ID] = true
+		}
 	}
-	if prev := b.repl.prev; prev != nil {
+	if prev != nil {
 		for t := range prev.Topics() {
 			if _, ok := img.TopicByID(t.ID); !ok {
 				for i := range t.Partitions {
@@ -162,32 +177,49 @@ func (b *Broker) applyImage(img *metadata.Image) {
 			}
 		}
 	}
-	b.repl.prev = img
+	b.repl.prev, b.repl.retry = img, retry
 	b.repl.applied.Store(img)
 }
 
-// applyPartition makes this node's replica of tp what the image says.
-func (b *Broker) applyPartition(tp segment.TopicPartition, id metadata.TopicID, ip *metadata.Partition) {
+// applyTopic applies every partition of t; false when one of them was
+// not applied.
+func (b *Broker) applyTopic(t *metadata.Topic) bool {
+	ok := true
+	for i := range t.Partitions {
+		b.repl.visited++
+		tp := partitionOf(t.Name, int32(i))
+		if p := &t.Partitions[i]; slices.Contains(p.Replicas, b.nodeID) {
+			ok = b.applyPartition(tp, t.ID, p) && ok
+		} else {
+			b.stopReplica(tp, t.ID)
+		}
+	}
+	return ok
+}
+
+// applyPartition makes this node's replica of tp what the image says;
+// false when it could not (to be tried again with the next image).
+func (b *Broker) applyPartition(tp segment.TopicPartition, id metadata.TopicID, ip *metadata.Partition) bool {
 	part, ok := b.parts.Partition(tp)
 	if !ok {
 		_, err := b.parts.CreatePartition(tp, replica.TopicID(id))
 		if err != nil && !errors.Is(err, replica.ErrPartitionExists) {
 			b.log.Error("creating a partition assigned to this node failed", "partition", tp, "err", err)
-			return
+			return false
 		}
 		if part, ok = b.parts.Partition(tp); !ok {
-			return
+			return false
 		}
 	}
 	if part.TopicID != replica.TopicID(id) && part.TopicID != (replica.TopicID{}) {
-		return // an older topic of the same name, being deleted
+		return false // an older topic of the same name, being deleted
 	}
 	s := replica.LeaderAndISR{Leader: ip.Leader, LeaderEpoch: ip.LeaderEpoch, PartitionEpoch: ip.PartitionEpoch,
 		ISR: slices.Clone(ip.ISR), Replicas: slices.Clone(ip.Replicas)}
 	role, cur := part.State()
 	lead := s.Leader == b.nodeID
 	if part.Replicated() && cur.LeaderEpoch == s.LeaderEpoch && cur.PartitionEpoch >= s.PartitionEpoch && (role == replica.RoleLeader) == lead {
-		return // nothing new for this replica
+		return true // nothing new for this replica
 	}
 	wasLeader := part.Replicated() && role == replica.RoleLeader
 	var err error
@@ -198,11 +230,12 @@ func (b *Broker) applyPartition(tp segment.TopicPartition, id metadata.TopicID, 
 	}
 	if err != nil {
 		b.log.Warn("partition state from the metadata not applied", "partition", tp, "leader", s.Leader, "epoch", s.LeaderEpoch, "err", err)
-		return
+		return false
 	}
 	if lead != wasLeader || (lead && cur.LeaderEpoch != s.LeaderEpoch) {
 		b.leadershipChanged(tp, lead, s.LeaderEpoch)
 	}
+	return true
 }
 
 func (b *Broker) leadershipChanged(tp segment.TopicPartition, lead bool, epoch int32) {

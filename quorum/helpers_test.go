@@ -22,7 +22,7 @@ import (
 // with a broker lifecycle, with timeouts scaled down: a tick of 20 ms,
 // elections after 200 ms, sessions of 1 s, heartbeats every 100 ms.
 type testCluster struct {
-	t     *testing.T
+	t     testing.TB
 	cfgs  []Config
 	nodes []*Node
 	lcs   []*Lifecycle
@@ -34,7 +34,7 @@ const (
 	testHeartbeatMs = 100
 )
 
-func newTestCluster(t *testing.T, snapshotBytes int64) *testCluster {
+func newTestCluster(t testing.TB, snapshotBytes int64) *testCluster {
 	t.Helper()
 	c := &testCluster{t: t}
 	var voters []Voter
@@ -65,7 +65,7 @@ func testLogger() *slog.Logger {
 }
 
 // freeAddr returns a loopback address with a port free a moment ago.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	ln, err := stdnet.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
