@@ -104,6 +104,9 @@ func (b *Broker) describeBrokerConfigs(names []string) []kmsg.DescribeConfigsRes
 		}
 		c := kmsg.NewDescribeConfigsResponseResourceConfig()
 		c.Name, c.Value, c.ReadOnly = n, &v, true
+		if b.cfg.IsSensitive(n) {
+			c.Value, c.IsSensitive = nil, true
+		}
 		c.Source = kmsg.ConfigSourceStaticBrokerConfig
 		if b.cfg.IsDefault(n) {
 			c.Source, c.IsDefault = kmsg.ConfigSourceDefaultConfig, true

@@ -98,3 +98,29 @@ func TestLogDirsAreFormattedForOneNode(t *testing.T) {
 		t.Fatalf("node 2 on node 1's directory: %v", err)
 	}
 }
+
+// Kafka: DescribeConfigs shows password-typed broker settings (keys,
+// passwords, JAAS configurations) as null, marked sensitive.
+func TestDescribeBrokerConfigsHidesSecrets(t *testing.T) {
+	tb := startBroker(t, t.TempDir(), map[string]string{"ssl.keystore.password": "hunter2"})
+	adm := kadm.NewClient(client(t, tb.addr))
+	rcs, err := adm.DescribeBrokerConfigs(ctx(t), tb.NodeID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, rc := range rcs {
+		for _, c := range rc.Configs {
+			if c.Key != "ssl.keystore.password" {
+				continue
+			}
+			found = true
+			if c.Value != nil || !c.Sensitive {
+				t.Errorf("ssl.keystore.password described as %v (sensitive %v), want null and sensitive", c.Value, c.Sensitive)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("ssl.keystore.password not described")
+	}
+}

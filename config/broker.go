@@ -313,6 +313,14 @@ func (b *Broker) Get(name string) (value string, ok bool) {
 	return formatValue(d.typ, v), true
 }
 
+// IsSensitive reports whether name is a password-typed property (a key,
+// a password, a JAAS configuration): DescribeConfigs shows it as null,
+// marked sensitive, as Kafka does.
+func (b *Broker) IsSensitive(name string) bool {
+	d := brokerIndex().byName[name]
+	return d != nil && d.typ == tPassword
+}
+
 // Names lists every broker property Varve knows, sorted.
 func (b *Broker) Names() []string { return append([]string(nil), brokerIndex().names...) }
 
