@@ -159,6 +159,12 @@ func (b *Broker) validateQuorum() error {
 // own to receive it on. (Kafka's observers fetch from the leader and
 // need none; its controller listeners are not a broker-only node's.)
 func (b *Broker) validateLearner() error {
+	if b.QuorumLearnerListener != "" {
+		// The node registers this address; the controllers dial it.
+		if host, _, _ := splitHostPort(b.QuorumLearnerListener); host == "" || host == "0.0.0.0" || host == "::" {
+			return invalid("varve.quorum.learner.listener", b.QuorumLearnerListener, "expected a host the controllers can reach, not %q", host)
+		}
+	}
 	if b.HasRole("controller") || len(b.ControllerQuorumVoters) == 0 || b.QuorumLearnerListener != "" {
 		return nil
 	}

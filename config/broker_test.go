@@ -294,6 +294,7 @@ func TestCrossPropertyChecks(t *testing.T) {
 		{"broker-only with controller listener", with(ctrl, "process.roles", "broker", "controller.quorum.voters", "2@h:9093"), "controller.listener.names"},
 		// A broker-only node follows the log as a raft learner, pushed to it
 		// by the controllers: it needs an address to receive it on.
+		{"learner listener on no host", map[string]string{"varve.quorum.learner.listener": "0.0.0.0:9094"}, "varve.quorum.learner.listener"},
 		{"broker-only learner without listener", with(ctrl, "process.roles", "broker", "controller.quorum.voters", "2@h:9093", "listeners", "PLAINTEXT://:9092"), "varve.quorum.learner.listener"},
 		{"controller not among voters", with(ctrl, "controller.quorum.voters", "2@h:9093"), "controller.quorum.voters"},
 		{"quorum without controller listener", map[string]string{"controller.quorum.voters": "1@h:9093"}, "controller.listener.names"},
