@@ -3,7 +3,8 @@ package cluster
 // A node of a cluster. With controller.quorum.voters set, the node's
 // metadata is the controller quorum's log (package quorum), of which
 // this node is a voter (process.roles=broker,controller, Kafka's
-// combined mode). The broker's image is the quorum's committed image;
+// combined mode) or, on a broker-only node (process.roles=broker), a
+// raft learner that follows the log on varve.quorum.learner.listener. The broker's image is the quorum's committed image;
 // its metadata changes go to the active controller
 // (controller_forward.go); its partitions follow the image
 // (replicas.go); and it registers and heartbeats as Kafka's
@@ -28,16 +29,23 @@ import (
 
 // inQuorum says whether cfg runs a node of a cluster rather than a
 // single node with its metadata file.
-func inQuorum(cfg *config.Broker) bool { return len(cfg.ControllerQuorumVoters) > 0 }
+// A broker-only node is always one of a cluster.
+func inQuorum(cfg *config.Broker) bool {
+	return len(cfg.ControllerQuorumVoters) > 0 || !cfg.HasRole("controller")
+}
 
 // openQuorum opens this node's member of the controller quorum and
 // makes the broker take its metadata from it.
 func (b *Broker) openQuorum() error {
-	if !b.cfg.HasRole("broker") || !b.cfg.HasRole("controller") {
-		// Kafka's broker-only nodes follow the log as raft learners and
-		// controller-only nodes serve no clients; Varve runs combined
-		// nodes only, so far.
-		return fmt.Errorf("process.roles=%v: Varve runs cluster nodes in combined mode only (process.roles=broker,controller)", b.cfg.ProcessRoles)
+	if !b.cfg.HasRole("broker") {
+		// Kafka's controller-only nodes serve no clients; Varve runs
+		// combined nodes and broker-only nodes, so far.
+		return fmt.Errorf("process.roles=%v: Varve runs cluster nodes as broker,controller or as broker", b.cfg.ProcessRoles)
+	}
+	if len(b.cfg.ControllerQuorumVoters) == 0 {
+		// KIP-853's dynamic quorum, found through the bootstrap servers,
+		// is not Varve's yet.
+		return fmt.Errorf("process.roles=broker with controller.quorum.bootstrap.servers alone: Varve needs controller.quorum.voters to name the controllers")
 	}
 	clusterID, err := clusterIDOf(b.cfg)
 	if err != nil {
@@ -59,10 +67,15 @@ func (b *Broker) openQuorum() error {
 // startLifecycle registers the broker with the controller, with the
 // endpoints its listeners ended up on, and heartbeats from then on.
 func (b *Broker) startLifecycle() {
+	endpoints := b.registration().Endpoints
+	if e, ok := b.quorum.LearnerEndpoint(); ok {
+		// Last: clients are told of the first endpoints only.
+		endpoints = append(endpoints, e)
+	}
 	b.lifecycle = quorum.NewLifecycle(b.quorum.Client(), quorum.LifecycleConfig{
 		BrokerID:            b.nodeID,
 		ClusterID:           b.meta.image().ClusterID(),
-		Endpoints:           b.registration().Endpoints,
+		Endpoints:           endpoints,
 		Rack:                b.cfg.BrokerRack,
 		HeartbeatIntervalMs: int64(b.cfg.BrokerHeartbeatIntervalMs),
 		MetadataOffset:      b.quorum.MetadataOffset,
@@ -176,6 +189,10 @@ func quorumConfig(cfg *config.Broker, clusterID string) quorum.Config {
 			q.ListenAddr = fmt.Sprintf("%s:%d", l.Host, l.Port)
 			break
 		}
+	}
+	if !cfg.HasRole("controller") {
+		// A raft learner: the controllers push the log to it there.
+		q.ListenAddr = cfg.QuorumLearnerListener
 	}
 	q.MetadataLogDir = cfg.MetadataLogDir
 	if q.MetadataLogDir == "" {

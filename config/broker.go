@@ -166,6 +166,7 @@ type Broker struct {
 	LogDirProbeIntervalMs  Millis  // varve.log.dir.probe.interval.ms: probe period of an offline log dir
 	MetricsListener        string  // varve.metrics.listener: HTTP address for Prometheus metrics; empty: off
 	NetworkModel           string  // varve.network.model: reactor, goroutine or goroutine-inline
+	QuorumLearnerListener  string  // varve.quorum.learner.listener: a broker-only node's raft listener, host:port
 
 	// Secondary properties, read only to derive the fields above.
 	brokerID                    int

@@ -231,6 +231,8 @@ var brokerDefs = []def{
 		note: "how often an offline log directory is probed (write, fsync, remove a small file) to bring it back online without a restart; Kafka keeps it offline until the broker restarts"},
 	{name: "varve.metrics.listener", typ: tString, deflt: "127.0.0.1:7071", varve: true, check: hostPortOrEmpty, field: func(b *Broker) any { return &b.MetricsListener },
 		note: "HTTP address serving Prometheus metrics at /metrics; empty turns it off"},
+	{name: "varve.quorum.learner.listener", typ: tString, deflt: "", varve: true, check: hostPortOrEmpty, field: func(b *Broker) any { return &b.QuorumLearnerListener },
+		note: "host:port on which a broker-only node (process.roles=broker) receives the metadata log from the controllers as a raft learner; required on such a node when controller.quorum.voters is set"},
 	{name: "varve.network.model", typ: tString, deflt: NetworkReactor, varve: true, check: oneOf(NetworkReactor, NetworkGoroutine, NetworkGoroutineInline), field: func(b *Broker) any { return &b.NetworkModel },
 		note: "reactor: Kafka's acceptor, processors and handler pool; goroutine: one goroutine per connection, requests handed to the handler pool; goroutine-inline: each request served on its connection's goroutine"},
 }

@@ -86,6 +86,7 @@ func (b *Broker) validate() error {
 	add(b.validateQuorum())
 	add(b.validateListeners())
 	add(b.validateListenerProps())
+	add(b.validateLearner())
 	return errors.Join(errs...)
 }
 
@@ -150,6 +151,24 @@ func (b *Broker) validateQuorum() error {
 		return invalid("controller.listener.names", "", "expected at least one name when the quorum has other nodes")
 	}
 	return nil
+}
+
+// validateLearner: a broker-only node of a quorum named by
+// controller.quorum.voters follows the metadata log as a raft learner,
+// and the controllers push the log to it: it needs an address of its
+// own to receive it on. (Kafka's observers fetch from the leader and
+// need none; its controller listeners are not a broker-only node's.)
+func (b *Broker) validateLearner() error {
+	if b.QuorumLearnerListener != "" {
+		// The node registers this address; the controllers dial it.
+		if host, _, _ := splitHostPort(b.QuorumLearnerListener); host == "" || host == "0.0.0.0" || host == "::" {
+			return invalid("varve.quorum.learner.listener", b.QuorumLearnerListener, "expected a host the controllers can reach, not %q", host)
+		}
+	}
+	if b.HasRole("controller") || len(b.ControllerQuorumVoters) == 0 || b.QuorumLearnerListener != "" {
+		return nil
+	}
+	return invalid("varve.quorum.learner.listener", "", "a broker-only node follows the metadata log as a raft learner and needs a host:port to receive it on (not one of listeners, not in controller.listener.names)")
 }
 
 func (b *Broker) validateListeners() error {

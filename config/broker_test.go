@@ -292,6 +292,10 @@ func TestCrossPropertyChecks(t *testing.T) {
 		{"broker-only without quorum", map[string]string{"process.roles": "broker"}, "process.roles"},
 		{"broker-only node in voters", with(ctrl, "process.roles", "broker", "controller.quorum.voters", "1@h:9093", "listeners", "PLAINTEXT://:9092"), "controller.quorum.voters"},
 		{"broker-only with controller listener", with(ctrl, "process.roles", "broker", "controller.quorum.voters", "2@h:9093"), "controller.listener.names"},
+		// A broker-only node follows the log as a raft learner, pushed to it
+		// by the controllers: it needs an address to receive it on.
+		{"learner listener on no host", map[string]string{"varve.quorum.learner.listener": "0.0.0.0:9094"}, "varve.quorum.learner.listener"},
+		{"broker-only learner without listener", with(ctrl, "process.roles", "broker", "controller.quorum.voters", "2@h:9093", "listeners", "PLAINTEXT://:9092"), "varve.quorum.learner.listener"},
 		{"controller not among voters", with(ctrl, "controller.quorum.voters", "2@h:9093"), "controller.quorum.voters"},
 		{"quorum without controller listener", map[string]string{"controller.quorum.voters": "1@h:9093"}, "controller.listener.names"},
 		{"controller listener not in listeners", map[string]string{"controller.listener.names": "CONTROLLER"}, "controller.listener.names"},
@@ -322,6 +326,7 @@ func TestCrossPropertyChecks(t *testing.T) {
 		{"max.connections.per.ip": "0", "max.connections.per.ip.overrides": "10.0.0.1:5"},
 		with(ctrl, "controller.quorum.voters", "1@h:9093"),
 		with(ctrl, "process.roles", "broker", "controller.quorum.bootstrap.servers", "h:9093", "listeners", "PLAINTEXT://:9092"),
+		with(ctrl, "process.roles", "broker", "controller.quorum.voters", "2@h:9093", "listeners", "PLAINTEXT://:9092", "varve.quorum.learner.listener", "127.0.0.1:9094"),
 		with(ctrl, "process.roles", "controller", "listeners", "CONTROLLER://:9093", "controller.quorum.voters", "1@h:9093"),
 		{"listeners": "PLAINTEXT://0.0.0.0:9092", "advertised.listeners": "PLAINTEXT://example.com:9092"},
 		{"listeners": "INTERNAL://:9092", "inter.broker.listener.name": "internal", "listener.security.protocol.map": "INTERNAL:SSL"},

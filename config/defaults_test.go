@@ -116,6 +116,7 @@ var varveDefaults = map[string]string{
 	"varve.log.dir.probe.interval.ms": "5000",
 	"varve.metrics.listener":          "127.0.0.1:7071",
 	"varve.network.model":             "reactor",
+	"varve.quorum.learner.listener":   "",
 }
 
 // Kafka: every broker default is Kafka 4's, except the documented ones.

@@ -283,6 +283,7 @@
 //	varve.log.dir.probe.interval.ms                  5000                         (Varve's own; how often an offline log directory is probed (write, fsync, remove a small file) to bring it back online without a restart; Kafka keeps it offline until the broker restarts)
 //	varve.metrics.listener                           127.0.0.1:7071               (Varve's own; HTTP address serving Prometheus metrics at /metrics; empty turns it off)
 //	varve.network.model                              reactor                      (Varve's own; reactor: Kafka's acceptor, processors and handler pool; goroutine: one goroutine per connection, requests handed to the handler pool; goroutine-inline: each request served on its connection's goroutine)
+//	varve.quorum.learner.listener                    ""                           (Varve's own; host:port on which a broker-only node (process.roles=broker) receives the metadata log from the controllers as a raft learner; required on such a node when controller.quorum.voters is set)
 //
 // # Topic properties
 //

@@ -4,7 +4,8 @@ package quorum
 // the raft leader describes the metadata log's quorum: leader, epoch
 // (raft's term), high watermark (the commit index: a raft index is the
 // entry's Kafka offset in __cluster_metadata-0), and each voter's log
-// end offset (raft's match index). A node that does not lead answers
+// end offset (raft's match index), and the same of each observer: the
+// broker-only nodes that follow the log as raft learners. A node that does not lead answers
 // NOT_LEADER_OR_FOLLOWER for the partition, as Kafka's raft client
 // does; a partition other than __cluster_metadata-0 gets
 // UNKNOWN_TOPIC_OR_PARTITION. Version 2's nodes list each voter's
@@ -82,6 +83,21 @@ func (n *Node) describePartition(rp *kmsg.DescribeQuorumResponseTopicPartition) 
 			}
 		}
 		rp.CurrentVoters = append(rp.CurrentVoters, rs)
+	}
+	for _, id := range n.conf.GetLearners() {
+		rs := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
+		rs.ReplicaID, rs.LogEndOffset = nodeID(id), -1
+		rs.LastFetchTimestamp, rs.LastCaughtUpTimestamp = -1, -1
+		if pr, ok := st.Progress[id]; ok {
+			rs.LogEndOffset = int64(pr.Match)
+			if pr.RecentActive {
+				rs.LastFetchTimestamp = now
+			}
+			if pr.Match >= st.GetCommit() {
+				rs.LastCaughtUpTimestamp = now
+			}
+		}
+		rp.Observers = append(rp.Observers, rs)
 	}
 }
 

@@ -35,6 +35,8 @@ type active struct {
 	// last is the newest proposal's id.
 	pending map[uint64][]func(error)
 	last    uint64
+	// learnerAsked is when each learner's addition was last proposed.
+	learnerAsked map[uint64]time.Time
 }
 
 // maybeActivate starts the active controller once this node leads and
@@ -56,7 +58,7 @@ func (n *Node) maybeActivate() {
 	}
 	now := time.Now().UnixMilli()
 	n.ctl = &active{c: controller.New(n.cfg.Controller, n.img, n.offset.Load(), now),
-		term: st.GetTerm(), pending: map[uint64][]func(error){}}
+		term: st.GetTerm(), pending: map[uint64][]func(error){}, learnerAsked: map[uint64]time.Time{}}
 	n.isActive.Store(true)
 	n.log.Info("active controller", "term", st.GetTerm(), "offset", n.offset.Load())
 }

@@ -64,7 +64,9 @@ type Config struct {
 	// Voters is controller.quorum.voters.
 	Voters []Voter
 	// ListenAddr is the controller listener's host:port; "" means this
-	// node's address in Voters. Outgoing connections to peers are dialed
+	// node's address in Voters. A node not in Voters is a raft learner
+	// and must name one (varve.quorum.learner.listener): the leader
+	// sends it the log there. Outgoing connections to peers are dialed
 	// from its host.
 	ListenAddr string
 	// MetadataLogDir is metadata.log.dir (else the first of log.dirs):
@@ -141,7 +143,7 @@ func (c *Config) check() error {
 		}
 	}
 	if c.ListenAddr == "" {
-		return fmt.Errorf("quorum: node %d has no controller listener and is not in controller.quorum.voters", c.NodeID)
+		return fmt.Errorf("quorum: node %d is not in controller.quorum.voters and has no listener to follow the log on as a raft learner (varve.quorum.learner.listener)", c.NodeID)
 	}
 	if c.PeerQueue <= 0 {
 		c.PeerQueue = 1024
@@ -165,6 +167,29 @@ func (c *Config) voterIDs() []uint64 {
 		ids[i] = raftID(v.ID)
 	}
 	return ids
+}
+
+// isVoter reports whether node is in controller.quorum.voters.
+func (c *Config) isVoter(node int32) bool {
+	for _, v := range c.Voters {
+		if v.ID == node {
+			return true
+		}
+	}
+	return false
+}
+
+// splitHostPort splits a host:port with a numeric port.
+func splitHostPort(addr string) (string, int32, error) {
+	host, port, err := stdnet.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return "", 0, fmt.Errorf("quorum: port of %s: %w", addr, err)
+	}
+	return host, int32(p), nil
 }
 
 // raftID is node id's raft id: the node id plus one, because raft's id

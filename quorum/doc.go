@@ -11,7 +11,7 @@
 //
 // New opens the metadata log in <metadata.log.dir>/__cluster_metadata-0
 // (bootstrapping an empty one with controller.quorum.voters as raft's
-// voters), rebuilds the image of its snapshot, and starts a RawNode
+// voters, on a learner too), rebuilds the image of its snapshot, and starts a RawNode
 // (PreVote and CheckQuorum on; raft's 0 is "no node", so a node's raft
 // id is its node.id plus one). Start serves the controller listener
 // and runs the loop; Stop stops cleanly, Kill as a crash would.
@@ -37,6 +37,39 @@
 // (metadata.SnapshotRecords, with the metadata offset) and the log is
 // compacted to it; a node restarting behind the compaction point is
 // sent the snapshot by the leader.
+//
+// # Learners: broker-only nodes
+//
+// A node not in controller.quorum.voters (process.roles=broker) is an
+// etcd raft learner, as Kafka's broker-only nodes are observers of the
+// log (KIP-595): it bootstraps with the same voters, so it knows it is
+// not one and never campaigns; it replays the committed log into its
+// image like a voter, and its broker part runs unchanged; it counts
+// towards no election and no commit.
+//
+// Raft's transport here pushes: the leader writes to each member at an
+// address it knows, and the learner answers the same way. Kafka's
+// observers fetch from the leader instead and need no listener; a
+// learner here needs one, varve.quorum.learner.listener (a broker-only
+// node in Kafka has no controller listener, so Varve's own property
+// rather than one of controller.listener.names). Its address reaches
+// the voters in the broker's BrokerRegistration, as an endpoint named
+// LearnerEndpoint listed after the broker's listeners: in the metadata
+// image it is replicated, kept in snapshots and known to whichever
+// voter leads next, with no request or record of our own. A new
+// internal request would have needed the address stored in the log
+// anyway, for the next leader. Every tick, the active controller
+// proposes ConfChangeAddLearnerNode for each registered broker with a
+// learner endpoint that raft's configuration lacks (at most once per
+// election timeout, since raft drops a conf change proposed while
+// another is pending), and every voter keeps a sender to each learner
+// of the configuration at its registered address. The leader then
+// appends to it, or sends it a snapshot; a snapshot is taken after
+// every membership change, because a learner refuses a snapshot whose
+// configuration does not name it. DescribeQuorum lists the learners as
+// observers. Learners are never removed (an unregistered broker's
+// learner stays in the configuration, unreachable, at no cost to the
+// quorum).
 //
 // # The active controller
 //
@@ -75,7 +108,8 @@
 //   - the loop (run): everything in loopState, the RawNode, the
 //     Controller; ends at Stop or Kill, or after a storage write fails
 //     (Err says why).
-//   - one sender per peer (peer.run): its connection and queue.
+//   - one sender per peer (peer.run): its connection and queue; a
+//     voter's senders to learners start from the loop as they join.
 //   - the server's accept loop and one goroutine per connection.
 //   - a Lifecycle's loop, when one is started.
 //
@@ -93,4 +127,7 @@
 //     the node that answers.
 //   - Only the leader of the current term proposes, and only after
 //     replaying every earlier entry.
+//   - A learner never campaigns or proposes and counts towards no
+//     election or commit; the voters are
+//     controller.quorum.voters, fixed at bootstrap.
 package quorum

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	stdnet "net"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -61,6 +62,9 @@ func newTestCluster(t testing.TB, snapshotBytes int64) *testCluster {
 }
 
 func testLogger() *slog.Logger {
+	if os.Getenv("VARVE_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 

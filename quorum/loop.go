@@ -27,6 +27,7 @@ func (n *Node) run() {
 		case <-ticker.C:
 			n.rn.Tick()
 			n.tickController()
+			n.tickLearners()
 		case m := <-n.recvc:
 			n.rn.Step(m) // an error is a message raft ignores (a stale term, a local type)
 		case r := <-n.reportc:
@@ -149,8 +150,8 @@ func (n *Node) applyNormal(e *raftpb.Entry) (id uint64, changed bool) {
 	return id, true
 }
 
-// applyConfChange applies a membership change. (The voters are fixed
-// at bootstrap today; raft still hands its own conf changes here.)
+// applyConfChange applies a membership change: the voters are fixed at
+// bootstrap, learners are added as they register (learner.go).
 func (n *Node) applyConfChange(e *raftpb.Entry) {
 	var cc raftpb.ConfChangeI
 	if e.GetType() == raftpb.EntryConfChange {
@@ -169,18 +170,22 @@ func (n *Node) applyConfChange(e *raftpb.Entry) {
 		cc = c
 	}
 	n.conf = n.rn.ApplyConfChange(cc)
+	// Snapshot soon: a learner behind the compaction point refuses a
+	// snapshot whose configuration does not name it.
+	n.confChanged = true
 }
 
 // maybeSnapshot writes a snapshot of the image at the applied index
 // and compacts the log there, every SnapshotBytes of entries or every
-// SnapshotIntervalMs when something was applied since the last one.
+// SnapshotIntervalMs when something was applied since the last one,
+// and after a membership change.
 // Kafka: metadata.log.max.record.bytes.between.snapshots and
 // metadata.log.max.snapshot.interval.ms.
 func (n *Node) maybeSnapshot() {
 	if n.applied <= n.snapIndex {
 		return
 	}
-	due := n.snapBytes >= n.cfg.SnapshotBytes ||
+	due := n.confChanged || n.snapBytes >= n.cfg.SnapshotBytes ||
 		time.Since(n.snapAt) >= time.Duration(n.cfg.SnapshotIntervalMs)*time.Millisecond
 	if !due {
 		return
@@ -195,5 +200,5 @@ func (n *Node) maybeSnapshot() {
 		return
 	}
 	n.log.Debug("snapshot taken", "index", n.applied, "offset", n.offset.Load(), "bytes", len(data))
-	n.snapIndex, n.snapAt, n.snapBytes = n.applied, time.Now(), 0
+	n.snapIndex, n.snapAt, n.snapBytes, n.confChanged = n.applied, time.Now(), 0, false
 }

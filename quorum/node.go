@@ -62,8 +62,10 @@ type loopState struct {
 	ctl       *active // nil unless this node is the active controller
 	snapIndex uint64
 	snapAt    time.Time
-	snapBytes int64  // entry bytes applied since the last snapshot
-	seq       uint64 // the last proposal's sequence number
+	snapBytes int64 // entry bytes applied since the last snapshot
+	// confChanged: a membership change applied since the last snapshot.
+	confChanged bool
+	seq         uint64 // the last proposal's sequence number
 }
 
 // New opens (creating and bootstrapping if empty) the node's metadata

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	stdnet "net"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -34,27 +35,28 @@ type report struct {
 	failed   bool
 }
 
-// peer sends raft messages to one other voter over one connection,
+// peer sends raft messages to one other member over one connection,
 // dialed from this node's host. Its queue is bounded: a message that
 // does not fit, or that cannot be written, is dropped and raft is told
 // the peer is unreachable (raft retransmits what matters).
 type peer struct {
 	n     *Node
 	id    uint64
-	addr  string
+	addr  atomic.Pointer[string] // host:port; a learner's may change
 	q     chan *raftpb.Message
 	conn  stdnet.Conn
 	retry time.Time // no dial before
 }
 
-// startPeers starts a sender per other voter.
+// startPeers starts a sender per other voter (learners' senders start
+// as the configuration and the image name them: tickLearners).
 func (n *Node) startPeers() {
 	n.peers = map[uint64]*peer{}
 	for _, v := range n.cfg.Voters {
 		if v.ID == n.cfg.NodeID {
 			continue
 		}
-		p := &peer{n: n, id: raftID(v.ID), addr: v.Addr, q: make(chan *raftpb.Message, n.cfg.PeerQueue)}
+		p := newPeer(n, raftID(v.ID), v.Addr)
 		n.peers[p.id] = p
 		n.wg.Add(1)
 		go p.run()
@@ -151,7 +153,7 @@ func (p *peer) dial() error {
 		return errBackoff
 	}
 	d := stdnet.Dialer{Timeout: p.timeout(), LocalAddr: localHost(p.n.cfg.ListenAddr), Control: userTimeout(p.timeout())}
-	c, err := d.Dial("tcp", p.addr)
+	c, err := d.Dial("tcp", *p.addr.Load())
 	if err != nil {
 		p.retry = time.Now().Add(p.n.cfg.tick())
 		return err
