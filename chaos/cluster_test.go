@@ -145,12 +145,19 @@ func runClusterSchedule(t *testing.T, s chaos.Schedule) {
 // namespace; their logs are printed if the test fails.
 func startFaultCluster(t *testing.T) (*chaos.Cluster, *chaos.Roles) {
 	t.Helper()
+	return startFaultClusterOf(t, 3)
+}
+
+// startFaultClusterOf is startFaultCluster with nodes nodes, every one a
+// broker and a controller quorum voter.
+func startFaultClusterOf(t *testing.T, nodes int) (*chaos.Cluster, *chaos.Roles) {
+	t.Helper()
 	dir := t.TempDir()
 	bin, err := chaos.BuildVarve(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := chaos.StartCluster(localcluster.Options{Dir: filepath.Join(dir, "cluster"), Binary: bin,
+	c, err := chaos.StartCluster(localcluster.Options{Nodes: nodes, Dir: filepath.Join(dir, "cluster"), Binary: bin,
 		LogLevel: "info", Props: chaos.ShortTimeouts()})
 	if err != nil {
 		t.Fatal(err)

@@ -103,7 +103,11 @@
 // single-node test in this package is the example; it logs its seed,
 // and -chaos.seed replays a schedule. The cluster tests (three nodes,
 // replication factor 3, min.insync.replicas=2) are the CI tier; the
-// long soak is experiments/faults.
+// long soak is experiments/faults. The unclean-election test runs five
+// nodes (a replica set of three, and two more voters so the controller
+// quorum outlives both followers) once with unclean.leader.election.enable
+// off, where it asserts unavailability and no loss, and once on, where
+// the checkers must report lost acknowledged records.
 //
 // # Concurrency
 //
