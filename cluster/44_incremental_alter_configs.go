@@ -15,7 +15,6 @@ package cluster
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -96,7 +95,7 @@ func (b *Broker) alterTopicConfigs(topic string, ops []kmsg.IncrementalAlterConf
 		if !ok || tm.ID != t.ID {
 			return nil, kerr.UnknownTopicOrPartition
 		}
-		return configRecords(topic, tm.Configs, next.Overrides()), nil
+		return metadata.TopicConfigRecords(topic, tm.Configs, next.Overrides()), nil
 	})
 	if err != nil {
 		return err
@@ -107,24 +106,6 @@ func (b *Broker) alterTopicConfigs(topic string, ops []kmsg.IncrementalAlterConf
 	}
 	b.log.Info("topic config altered", "topic", topic, "overrides", next.Overrides())
 	return nil
-}
-
-// configRecords are the records taking a topic's overrides from old to
-// next, in name order.
-func configRecords(topic string, old, next map[string]string) []metadata.Record {
-	var recs []metadata.Record
-	for _, k := range slices.Sorted(maps.Keys(old)) {
-		if _, kept := next[k]; !kept {
-			recs = append(recs, metadata.ConfigRecord{ResourceType: metadata.ConfigResourceTopic, ResourceName: topic, Name: k})
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(next)) {
-		if v, had := old[k]; !had || v != next[k] {
-			v = next[k]
-			recs = append(recs, metadata.ConfigRecord{ResourceType: metadata.ConfigResourceTopic, ResourceName: topic, Name: k, Value: &v})
-		}
-	}
-	return recs
 }
 
 // applyConfigOp turns one operation into a new value (nil: delete).

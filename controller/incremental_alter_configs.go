@@ -161,7 +161,7 @@ func (c *Controller) alterTopicConfigs(r ConfigResource) ([]metadata.Record, err
 	if _, err := c.topicSettings(next); err != nil {
 		return nil, err
 	}
-	return configRecords(r.Name, t.Configs, next), nil
+	return metadata.TopicConfigRecords(r.Name, t.Configs, next), nil
 }
 
 // applyConfigChange applies ch to next, the overrides being built from
@@ -234,22 +234,4 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-// configRecords take a topic's overrides from old to next, deletions
-// then settings, each in name order.
-func configRecords(topic string, old, next map[string]string) []metadata.Record {
-	var recs []metadata.Record
-	for _, k := range slices.Sorted(maps.Keys(old)) {
-		if _, kept := next[k]; !kept {
-			recs = append(recs, metadata.ConfigRecord{ResourceType: metadata.ConfigResourceTopic, ResourceName: topic, Name: k})
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(next)) {
-		if v, had := old[k]; !had || v != next[k] {
-			v := next[k]
-			recs = append(recs, metadata.ConfigRecord{ResourceType: metadata.ConfigResourceTopic, ResourceName: topic, Name: k, Value: &v})
-		}
-	}
-	return recs
 }

@@ -1,5 +1,10 @@
 package metadata
 
+import (
+	"maps"
+	"slices"
+)
+
 // The records below have the shape of Kafka's KRaft metadata records
 // (metadata/src/main/resources/common/metadata/*.json in Kafka), with
 // the fields a Varve node uses today. They are plain Go values: the
@@ -184,3 +189,23 @@ func (PartitionChangeRecord) isRecord()          {}
 func (RemoveTopicRecord) isRecord()              {}
 func (ConfigRecord) isRecord()                   {}
 func (ProducerIdsRecord) isRecord()              {}
+
+// TopicConfigRecords are the ConfigRecords that take a topic's
+// overrides from old to next: deletions (a nil value) then settings,
+// each in name order. The active controller writes them, and a single
+// node's metadata file records the same.
+func TopicConfigRecords(topic string, old, next map[string]string) []Record {
+	var recs []Record
+	for _, k := range slices.Sorted(maps.Keys(old)) {
+		if _, kept := next[k]; !kept {
+			recs = append(recs, ConfigRecord{ResourceType: ConfigResourceTopic, ResourceName: topic, Name: k})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(next)) {
+		if v, had := old[k]; !had || v != next[k] {
+			v := next[k]
+			recs = append(recs, ConfigRecord{ResourceType: ConfigResourceTopic, ResourceName: topic, Name: k, Value: &v})
+		}
+	}
+	return recs
+}
