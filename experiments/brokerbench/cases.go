@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/varve/varve/benchmarks/kafkabench"
+	"github.com/varve/varve/experiments/internal/pingpong"
 	"github.com/varve/varve/experiments/internal/varveproc"
 )
 
@@ -99,16 +100,16 @@ func runProduce(ctx context.Context, o options, bin string, kf *kafkabench.Kfake
 
 // runSync: one record per request, beside a bare TCP ping-pong.
 func runSync(ctx context.Context, o options, bin string, kf *kafkabench.Kfake, r *report) error {
-	pp, err := pingPong(ctx, 100, 2*time.Second)
+	in, err := pingpong.InProcess(ctx, 100, 2*time.Second)
 	if err != nil {
 		return err
 	}
-	r.pingPong = pp
-	ppc, err := pingPongChild(ctx, 100, 2*time.Second)
+	child, err := pingpong.Child(ctx, 100, 2*time.Second)
 	if err != nil {
 		return err
 	}
-	r.pingPongProcs = ppc
+	pp, ppc := in.PerSecond(), child.PerSecond()
+	r.pingPong, r.pingPongProcs = pp, ppc
 	fmt.Printf("bare TCP ping-pong, 100 bytes: %.0f round trips/s in one process, %.0f between two\n", pp, ppc)
 	for _, model := range []string{"reactor", "goroutine", "goroutine-inline"} {
 		s, err := varveproc.Start(bin, varveproc.Options{Overrides: []string{"varve.network.model=" + model}})

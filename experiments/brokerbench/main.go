@@ -13,6 +13,7 @@ import (
 
 	"github.com/varve/varve/benchmarks/kafkabench"
 	"github.com/varve/varve/experiments/internal/harness"
+	"github.com/varve/varve/experiments/internal/pingpong"
 	"github.com/varve/varve/experiments/internal/varveproc"
 )
 
@@ -26,6 +27,7 @@ type options struct {
 }
 
 func main() {
+	pingpong.MaybeServe()
 	var o options
 	flag.BoolVar(&o.quick, "quick", false, "a small smoke run")
 	flag.StringVar(&o.out, "out", "", "results directory (default experiments/brokerbench/results/<YYYY-MM-DD>, -quick: results/quick)")
@@ -33,12 +35,7 @@ func main() {
 	flag.Int64Var(&o.syncRecords, "sync-records", 20_000, "records per one-record-per-request case")
 	flag.Int64Var(&o.consumeBytes, "consume-bytes", 2<<30, "bytes in the topic the consume case reads from its start")
 	flag.StringVar(&o.varve, "varve", "", "a built varve binary (default: go build ./cmd/varve)")
-	echoSize := flag.Int("echo-server", 0, "internal: run the ping-pong echo server child")
 	flag.Parse()
-	if *echoSize > 0 {
-		runEchoServer(*echoSize)
-		return
-	}
 	if o.quick {
 		o.records, o.syncRecords, o.consumeBytes = 50_000, 2_000, 64<<20
 	}

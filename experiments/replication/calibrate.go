@@ -1,15 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"os"
-	"os/exec"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -25,71 +20,6 @@ type calibration struct {
 	DiskFsync4K  time.Duration // diskmodel: write + fdatasync of 4 KiB (median)
 	PageCacheBps float64       // diskmodel: buffered sequential write
 	Cores        int           // CPUs this process may use
-}
-
-// pingPongRTT runs the echo server as a child process (this binary with
-// -echo-server), as a follower is a separate process from its leader,
-// and returns the median round trip of size-byte messages over d.
-func pingPongRTT(ctx context.Context, size int, d time.Duration) (time.Duration, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return 0, err
-	}
-	cmd := exec.CommandContext(ctx, exe, "-echo-server", strconv.Itoa(size))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return 0, err
-	}
-	if err := cmd.Start(); err != nil {
-		return 0, err
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	addr, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		return 0, fmt.Errorf("echo server: %w", err)
-	}
-	c, err := net.Dial("tcp", strings.TrimSpace(addr))
-	if err != nil {
-		return 0, err
-	}
-	defer c.Close()
-	buf := make([]byte, size)
-	var rtts []time.Duration
-	for start := time.Now(); time.Since(start) < d && ctx.Err() == nil; {
-		t := time.Now()
-		if _, err := c.Write(buf); err != nil {
-			return 0, err
-		}
-		if _, err := io.ReadFull(c, buf); err != nil {
-			return 0, err
-		}
-		rtts = append(rtts, time.Since(t))
-	}
-	return medianDuration(rtts), nil
-}
-
-// runEchoServer is pingPongRTT's child: it prints its address and
-// echoes one connection.
-func runEchoServer(size int) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		os.Exit(2)
-	}
-	fmt.Println(ln.Addr().String())
-	c, err := ln.Accept()
-	if err != nil {
-		return
-	}
-	defer c.Close()
-	buf := make([]byte, max(size, 1))
-	for {
-		if _, err := io.ReadFull(c, buf); err != nil {
-			return
-		}
-		if _, err := c.Write(buf); err != nil {
-			return
-		}
-	}
 }
 
 // sink accepts one connection on loopback and reads it to the end,

@@ -7,7 +7,7 @@
 //
 // Before any node runs, the run calibrates the models' inputs on this
 // machine: a 100-byte TCP ping-pong between two processes (the echo
-// server is this binary run with -echo-server), one loopback TCP stream
+// server is this binary as experiments/internal/pingpong's child), one loopback TCP stream
 // of 1 MiB writes, sendfile(2) of a page-cached file to a loopback
 // socket, a follower's append (segment.Log.AppendReplicated of 1 MiB
 // fetches of 16-record batches of 1 KiB records; and of one small batch

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/varve/varve/experiments/internal/harness"
+	"github.com/varve/varve/experiments/internal/pingpong"
 )
 
 // experiment is one run: the session, the cluster, what was measured.
@@ -56,9 +57,11 @@ func (e *experiment) calibrate(ctx context.Context) error {
 	var err error
 	c := &e.cal
 	c.Cores = runtime.NumCPU()
-	if c.RTT, err = pingPongRTT(ctx, 100, d); err != nil {
+	rtt, err := pingpong.Child(ctx, 100, d)
+	if err != nil {
 		return err
 	}
+	c.RTT = rtt.Median()
 	// Limits: the best of three tries, since a shared machine only ever
 	// takes capacity away from a measurement.
 	if c.LoopbackBps, err = best(3, func() (float64, error) { return loopbackBandwidth(ctx, d) }); err != nil {

@@ -3,10 +3,9 @@ package main
 import (
 	"errors"
 	"flag"
-	"os"
-	"strconv"
 
 	"github.com/varve/varve/experiments/internal/harness"
+	"github.com/varve/varve/experiments/internal/pingpong"
 )
 
 // config is the experiment's command line.
@@ -22,11 +21,7 @@ type config struct {
 }
 
 func main() {
-	if len(os.Args) == 3 && os.Args[1] == "-echo-server" {
-		size, _ := strconv.Atoi(os.Args[2])
-		runEchoServer(size)
-		return
-	}
+	pingpong.MaybeServe()
 	harness.Main("replication", parseFlags, run)
 }
 
