@@ -50,7 +50,7 @@ func serveSaslHandshake(b *Broker, r *vnet.Request, req kmsg.Request, respond fu
 		respondAndClose(r, resp, respond)
 		return nil
 	}
-	if !sess.handshake(in.Mechanism, ls.sasl.newExchange(in.Mechanism)) {
+	if !sess.handshake(in.Mechanism, ls.sasl.newExchange(in.Mechanism, b.meta.image)) {
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 	}
 	return resp
