@@ -223,6 +223,8 @@ var brokerDefs = []def{
 		note: "Varve serves PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512; a SASL listener enabling another stops start-up"},
 	{name: "sasl.mechanism.inter.broker.protocol", typ: tString, deflt: "GSSAPI", check: oneOf(saslMechanisms...)},
 	{name: "connection.failed.authentication.delay.ms", typ: tInt, deflt: "100", check: atLeast(0), field: func(b *Broker) any { return &b.ConnectionFailedAuthenticationDelayMs }},
+	{name: "connections.max.reauth.ms", typ: tLong, deflt: "0", check: atLeast(0), field: func(b *Broker) any { return &b.ConnectionsMaxReauthMs },
+		note: "KIP-368: an authenticated SASL session's lifetime; a client re-authenticates on the connection before it ends, else its next request closes the connection; 0: sessions never expire"},
 
 	// Varve's own.
 	{name: "varve.controller.mutation.rate", typ: tDouble, deflt: "100.0", varve: true, check: atLeast(0), field: func(b *Broker) any { return &b.ControllerMutationRate },

@@ -133,6 +133,7 @@
 //	compression.zstd.level                           3                            (accepted)
 //	connection.failed.authentication.delay.ms        100
 //	connections.max.idle.ms                          600000
+//	connections.max.reauth.ms                        0                            (KIP-368: an authenticated SASL session's lifetime; a client re-authenticates on the connection before it ends, else its next request closes the connection; 0: sessions never expire)
 //	controlled.shutdown.enable                       true                         (accepted)
 //	controller.listener.names                        null                         (may stay empty on a single node, whose controller is in-process)
 //	controller.quorum.append.linger.ms               25                           (accepted)
