@@ -5,7 +5,8 @@ package cluster
 // Carries the tokens of the mechanism chosen by SaslHandshake (sasl.go
 // has the stages): PLAIN's one token, SCRAM's client-first and
 // client-final messages, answered with SCRAM's server-first and
-// server-final. A failed exchange (unknown user, wrong password, a
+// server-final, OAUTHBEARER's initial response (and, after a refused
+// token, the client's %x01 answering the error JSON challenge). A failed exchange (unknown user, wrong password, a
 // malformed token) is answered SASL_AUTHENTICATION_FAILED, and the
 // answer leaves only after connection.failed.authentication.delay.ms,
 // then the connection closes (Kafka, KIP-306: brute force is slow). On
@@ -19,6 +20,7 @@ package cluster
 // the session's end like any other.
 
 import (
+	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -47,8 +49,10 @@ func serveSaslAuthenticate(b *Broker, r *vnet.Request, req kmsg.Request, respond
 		b.log.Info("failed authentication", "client", r.Conn.Remote, "mechanism", res.mechanism, "err", res.err)
 		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
 		msg := "Authentication failed during authentication due to invalid credentials with SASL mechanism " + res.mechanism
+		if af := (*authFailure)(nil); errors.As(res.err, &af) {
+			msg = af.msg // OAUTHBEARER's error JSON, as Kafka's SaslAuthenticationException carries it
+		}
 		resp.ErrorMessage = &msg
-		resp.SASLAuthBytes = res.answer // a mechanism's own error (OAUTHBEARER's JSON), if any
 		time.AfterFunc(b.sec.failDelay, func() { respondAndClose(r, resp, respond) })
 		return nil
 	case res.reauth:

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/xdg-go/scram"
 
@@ -39,6 +40,7 @@ type saslConfig struct {
 	enabled []string               // sasl.enabled.mechanisms, in the configured order
 	plain   map[string]plainSecret // user -> salted hash of the password
 	scram   map[string]*scramMechanism
+	oauth   tokenValidator // OAUTHBEARER's; nil when not enabled
 }
 
 // scramMechanism is one SCRAM mechanism: its hash and the users of its
@@ -65,8 +67,10 @@ func newSaslConfig(s config.ListenerSecurity) (*saslConfig, error) {
 			err = c.loadPlain(s.JAAS[mech])
 		case "SCRAM-SHA-256", "SCRAM-SHA-512":
 			err = c.loadScram(mech, s.JAAS[mech])
+		case "OAUTHBEARER":
+			c.oauth, err = newTokenValidator(s, time.Now())
 		default:
-			err = fmt.Errorf("SASL mechanism %s is enabled (sasl.enabled.mechanisms), which Varve does not implement: enable PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", mech)
+			err = fmt.Errorf("SASL mechanism %s is enabled (sasl.enabled.mechanisms), which Varve does not implement: enable PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", mech)
 		}
 		if err != nil {
 			return nil, err
@@ -156,8 +160,11 @@ type saslExchange interface {
 // the node's current metadata image, where SCRAM credentials are
 // looked up.
 func (c *saslConfig) newExchange(mech string, image func() *metadata.Image) saslExchange {
-	if mech == "PLAIN" {
+	switch mech {
+	case "PLAIN":
 		return &plainExchange{users: c.plain}
+	case "OAUTHBEARER":
+		return &oauthExchange{validator: c.oauth, now: time.Now}
 	}
 	ex := &scramExchange{hash: c.scram[mech].hash}
 	srv, _ := ex.hash.NewServer(func(user string) (scram.StoredCredentials, error) {

@@ -31,7 +31,7 @@ import (
 //
 // What is not built stops start-up with a message naming it, rather than
 // serving unencrypted, unauthenticated Kafka on a port configured for
-// more: a SASL mechanism other than PLAIN and SCRAM, a JKS or PKCS#12 key
+// more: GSSAPI, OAUTHBEARER without a way to validate tokens, a JKS or PKCS#12 key
 // store, encrypted keys, and security on the controller listeners or (in
 // a cluster) on the inter-broker listener, whose clients (quorum peers,
 // replica fetchers, forwarding to the controller) speak plaintext only.
