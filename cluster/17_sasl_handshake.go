@@ -8,7 +8,10 @@ package cluster
 // UNSUPPORTED_SASL_MECHANISM with the enabled mechanisms, and the
 // connection closes, as Kafka's SaslServerAuthenticator does. On a
 // listener without SASL, or once authenticated, the answer is
-// ILLEGAL_SASL_STATE (Kafka's KafkaApis).
+// ILLEGAL_SASL_STATE (Kafka's KafkaApis), unless the session has a
+// lifetime (KIP-368, connections.max.reauth.ms): then the handshake
+// starts a re-authentication with the session's mechanism (another
+// mechanism is answered ILLEGAL_SASL_STATE and the connection closes).
 //
 // Skipped: the bare SASL tokens (no request header) that follow a
 // version 0 handshake. Version 0 is listed, as Kafka lists it, because
@@ -50,8 +53,13 @@ func serveSaslHandshake(b *Broker, r *vnet.Request, req kmsg.Request, respond fu
 		respondAndClose(r, resp, respond)
 		return nil
 	}
-	if !sess.handshake(in.Mechanism, ls.sasl.newExchange(in.Mechanism)) {
+	switch sess.handshake(in.Mechanism, ls.sasl.newExchange(in.Mechanism, b.meta.image)) {
+	case handshakeIllegal:
 		resp.ErrorCode = kerr.IllegalSaslState.Code
+	case handshakeMechanismSwap:
+		resp.ErrorCode = kerr.IllegalSaslState.Code
+		respondAndClose(r, resp, respond)
+		return nil
 	}
 	return resp
 }

@@ -53,9 +53,14 @@
 // PEM key and trust stores), served by a goroutine-per-connection
 // server beside the Reactor (security_servers.go); SASL on SASL_PLAINTEXT
 // and SASL_SSL listeners (sasl.go: the connection's stages, kept in its
-// net.ConnState; sasl_mechanisms.go: PLAIN and SCRAM; sasl_jaas.go:
-// Kafka's sasl.jaas.config). Broker.Serve refuses any request a SASL
-// connection's stage does not allow before dispatching it. A
+// net.ConnState, and re-authentication, KIP-368; sasl_mechanisms.go:
+// PLAIN and SCRAM, whose users are in the metadata image
+// (AlterUserScramCredentials) or the JAAS property; sasl_oauthbearer.go,
+// sasl_jwt.go, sasl_jwks.go: OAUTHBEARER with Kafka's secured and
+// unsecured validators; sasl_jaas.go: Kafka's sasl.jaas.config).
+// Broker.Serve refuses any request a SASL connection's stage does not
+// allow before dispatching it, and closes a connection whose session
+// is over. A
 // connection's principal (security.principal) is the SASL user, else the
 // TLS client certificate's subject DN, else User:ANONYMOUS. What is not
 // built stops start-up instead of serving less than was configured.

@@ -19,7 +19,7 @@ import (
 
 // MetadataFile holds a single node's cluster metadata (topics, their ids,
 // partition counts and configuration overrides, the producer-id block,
-// topics being deleted) until the Raft controller takes that role. It is
+// topics being deleted, SCRAM credentials) until the Raft controller takes that role. It is
 // JSON, replaced atomically (write temp, fsync, rename, fsync dir) on
 // every change, and is the one source of the node's metadata images.
 const MetadataFile = "varve-metadata.json"
@@ -37,6 +37,7 @@ type metaFile struct {
 	ProducerIDNext int64                 `json:"producer_id_block_end"`
 	Topics         map[string]*topicMeta `json:"topics"`
 	Deleting       []topicMeta           `json:"deleting,omitempty"`
+	Scram          []scramMeta           `json:"scram_credentials,omitempty"`
 }
 
 type topicMeta struct {
@@ -124,7 +125,7 @@ func readMetaFile(path, clusterID string) (metaFile, error) {
 // replay turns the file into the records of its image: this node's
 // registration, then each topic with its partitions (one replica, on
 // this node, leader, epochs 0) and overrides, then the producer-id
-// block.
+// block, then the SCRAM credentials.
 func (s *metaSource) replay(f metaFile, self metadata.RegisterBrokerRecord) []metadata.Record {
 	recs := []metadata.Record{self}
 	for _, name := range slices.Sorted(maps.Keys(f.Topics)) {
@@ -134,7 +135,7 @@ func (s *metaSource) replay(f metaFile, self metadata.RegisterBrokerRecord) []me
 	if f.ProducerIDNext > 0 {
 		recs = append(recs, metadata.ProducerIdsRecord{BrokerID: s.nodeID, NextProducerID: f.ProducerIDNext})
 	}
-	return recs
+	return append(recs, scramRecords(f.Scram)...)
 }
 
 // topicRecords describes a new topic (from > 0: new partitions of an
@@ -242,7 +243,8 @@ func (s *metaSource) register(r metadata.RegisterBrokerRecord) error {
 // REQUIRES s.mu.
 func (s *metaSource) persistLocked(img *metadata.Image, deleting []topicMeta) error {
 	f := metaFile{Version: 1, ClusterID: img.ClusterID(), NodeID: s.nodeID,
-		ProducerIDNext: img.ProducerIDs().NextProducerID, Topics: map[string]*topicMeta{}, Deleting: deleting}
+		ProducerIDNext: img.ProducerIDs().NextProducerID, Topics: map[string]*topicMeta{}, Deleting: deleting,
+		Scram: scramMetas(img)}
 	for t := range img.Topics() {
 		f.Topics[t.Name] = &topicMeta{Name: t.Name, ID: t.ID, Partitions: int32(len(t.Partitions)), Configs: t.Configs}
 	}

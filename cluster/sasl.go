@@ -1,7 +1,9 @@
 package cluster
 
 import (
+	"fmt"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -17,19 +19,32 @@ import (
 //	handshake              SaslHandshake only
 //	authenticate           SaslAuthenticate only, until the mechanism's
 //	                       exchange succeeds (-> complete) or fails (-> failed)
-//	complete               every API; SaslHandshake and SaslAuthenticate
-//	                       are answered ILLEGAL_SASL_STATE (no
-//	                       re-authentication: connections.max.reauth.ms 0)
+//	complete               every API while the session lasts; SaslHandshake
+//	                       re-authenticates (-> authenticate) when the
+//	                       session has a lifetime, else it is answered
+//	                       ILLEGAL_SASL_STATE
 //	failed                 nothing: the failure's answer leaves after
 //	                       connection.failed.authentication.delay.ms and
 //	                       the connection closes
+//
+// Re-authentication (KIP-368): a session lasts connections.max.reauth.ms
+// (0: for ever), or until its credential expires (an OAUTHBEARER token)
+// if sooner; SaslAuthenticate v1+ tells the client the session's
+// lifetime. Once it is over, any request but SaslHandshake closes the
+// connection unanswered (Kafka's SocketServer); a SaslHandshake starts a
+// re-authentication with the same mechanism, which must end with the
+// same principal, and the session then lasts anew. A handshake naming
+// another mechanism than the session's is answered ILLEGAL_SASL_STATE
+// and the connection closes; a re-authentication as another principal
+// fails as a wrong password does.
 //
 // A SaslHandshake naming a mechanism the listener does not enable is
 // answered UNSUPPORTED_SASL_MECHANISM with the enabled ones, and the
 // connection closes. The session lives in the connection's
 // vnet.ConnState; one request is in flight per connection, so stages
 // change in request order, and mu guards them against a principal
-// lookup from another goroutine.
+// lookup from another goroutine. Time is an argument (now), never read
+// here.
 
 type saslStage int
 
@@ -48,6 +63,8 @@ type saslSession struct {
 		mechanism string
 		exchange  saslExchange
 		principal string
+		expires   time.Time // the end of the session; zero: it never ends
+		reauth    bool      // the exchange under way re-authenticates principal
 	}
 }
 
@@ -63,35 +80,45 @@ func sessionOf(r *vnet.Request) *saslSession {
 }
 
 // admit reports whether a request may be served on its connection: on a
-// SASL listener, only what the connection's stage allows.
+// SASL listener, only what the connection's stage allows, and nothing
+// but a re-authentication once the session is over.
 func (s *security) admit(r *vnet.Request) bool {
 	if ls := s.of(r); ls == nil || ls.sasl == nil {
 		return true
 	}
-	return sessionOf(r).admit(r.Key, r.Version)
+	ok, expired := sessionOf(r).admit(r.Key, r.Version, time.Now())
+	if expired {
+		s.expiredClosed.Add(1)
+	}
+	return ok
 }
 
-func (ss *saslSession) admit(key, version int16) bool {
+// admit says whether the request may be served; expired is true when
+// it is refused because the session is over.
+func (ss *saslSession) admit(key, version int16, now time.Time) (ok, expired bool) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	switch ss.mu.stage {
 	case stageComplete:
-		return true
+		if !ss.mu.expires.IsZero() && !now.Before(ss.mu.expires) && key != kmsg.SASLHandshake.Int16() {
+			return false, true
+		}
+		return true, false
 	case stageVersionsOrHandshake:
 		if key == kmsg.ApiVersions.Int16() {
 			// An unsupported version is answered and may be retried.
 			if a := apis[key]; a != nil && version >= a.min && version <= a.max {
 				ss.mu.stage = stageHandshake
 			}
-			return true
+			return true, false
 		}
-		return key == kmsg.SASLHandshake.Int16()
+		return key == kmsg.SASLHandshake.Int16(), false
 	case stageHandshake:
-		return key == kmsg.SASLHandshake.Int16()
+		return key == kmsg.SASLHandshake.Int16(), false
 	case stageAuthenticate:
-		return key == kmsg.SASLAuthenticate.Int16()
+		return key == kmsg.SASLAuthenticate.Int16(), false
 	}
-	return false
+	return false, false
 }
 
 // authenticated returns the principal once authentication succeeded.
@@ -101,34 +128,107 @@ func (ss *saslSession) authenticated() (string, bool) {
 	return ss.mu.principal, ss.mu.stage == stageComplete
 }
 
-// handshake starts the exchange of mechanism, if the stage allows one.
-func (ss *saslSession) handshake(mechanism string, ex saslExchange) bool {
+// handshakeVerdict is what a SaslHandshake does to a session.
+type handshakeVerdict int
+
+const (
+	handshakeStarted       handshakeVerdict = iota
+	handshakeIllegal                        // ILLEGAL_SASL_STATE, the connection stays
+	handshakeMechanismSwap                  // a re-authentication with another mechanism: closes
+)
+
+// handshake starts the exchange of mechanism, if the stage allows one:
+// before authentication, or to re-authenticate a session that has a
+// lifetime (KIP-368).
+func (ss *saslSession) handshake(mechanism string, ex saslExchange) handshakeVerdict {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if ss.mu.stage != stageVersionsOrHandshake && ss.mu.stage != stageHandshake {
-		return false
+	switch {
+	case ss.mu.stage == stageVersionsOrHandshake || ss.mu.stage == stageHandshake:
+	case ss.mu.stage == stageComplete && !ss.mu.expires.IsZero():
+		if mechanism != ss.mu.mechanism {
+			ss.mu.stage = stageFailed
+			return handshakeMechanismSwap
+		}
+		ss.mu.reauth = true
+	default:
+		return handshakeIllegal
 	}
 	ss.mu.stage, ss.mu.mechanism, ss.mu.exchange = stageAuthenticate, mechanism, ex
-	return true
+	return handshakeStarted
 }
 
-// step feeds the client's token to the exchange. ok is false when the
-// stage is not authenticate; err is the exchange's failure, after which
-// the session is failed.
-func (ss *saslSession) step(token []byte) (answer []byte, mechanism string, ok bool, err error) {
+// stepResult is what one SaslAuthenticate token did.
+type stepResult struct {
+	answer    []byte
+	mechanism string
+	ok        bool          // false: the stage is not authenticate
+	done      bool          // the exchange succeeded
+	reauth    bool          // ... and it was a re-authentication
+	lifetime  time.Duration // the session's lifetime once done; 0 with expires false
+	expires   bool          // the session has a lifetime
+	err       error         // the exchange failed: the session is failed
+}
+
+// step feeds the client's token to the exchange at now; maxReauth is
+// connections.max.reauth.ms.
+func (ss *saslSession) step(token []byte, now time.Time, maxReauth time.Duration) stepResult {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.mu.stage != stageAuthenticate {
-		return nil, "", false, nil
+		return stepResult{}
 	}
-	answer, user, done, err := ss.mu.exchange.step(token)
+	ex := ss.mu.exchange
+	answer, user, done, err := ex.step(token)
+	r := stepResult{answer: answer, mechanism: ss.mu.mechanism, ok: true, err: err}
+	if done && ss.mu.reauth && "User:"+user != ss.mu.principal {
+		r.answer, r.err = nil, fmt.Errorf("cannot change principals during re-authentication from %s to User:%s", ss.mu.principal, user)
+	}
 	switch {
-	case err != nil:
+	case r.err != nil:
 		ss.mu.stage, ss.mu.exchange = stageFailed, nil
 	case done:
-		ss.mu.stage, ss.mu.exchange, ss.mu.principal = stageComplete, nil, "User:"+user
+		r.done, r.reauth = true, ss.mu.reauth
+		r.lifetime, r.expires = sessionLifetime(now, maxReauth, credentialExpiry(ex))
+		ss.mu.stage, ss.mu.exchange, ss.mu.principal, ss.mu.reauth = stageComplete, nil, "User:"+user, false
+		ss.mu.expires = time.Time{}
+		if r.expires {
+			ss.mu.expires = now.Add(r.lifetime)
+		}
 	}
-	return answer, ss.mu.mechanism, true, err
+	return r
+}
+
+// sessionLifetime is Kafka's (SaslServerAuthenticator): the shorter of
+// connections.max.reauth.ms (when above 0) and the time left on the
+// credential (when it expires), never negative; ok is false when
+// neither bounds the session.
+func sessionLifetime(now time.Time, maxReauth time.Duration, credExpiry time.Time) (time.Duration, bool) {
+	var d time.Duration
+	switch {
+	case credExpiry.IsZero() && maxReauth <= 0:
+		return 0, false
+	case credExpiry.IsZero():
+		d = maxReauth
+	case maxReauth <= 0:
+		d = credExpiry.Sub(now)
+	default:
+		d = min(credExpiry.Sub(now), maxReauth)
+	}
+	return max(d, 0), true
+}
+
+// expiringExchange is an exchange whose credential expires (an
+// OAUTHBEARER token): the session ends then at the latest.
+type expiringExchange interface {
+	credentialExpiry() time.Time
+}
+
+func credentialExpiry(ex saslExchange) time.Time {
+	if e, ok := ex.(expiringExchange); ok {
+		return e.credentialExpiry()
+	}
+	return time.Time{}
 }
 
 // fail ends the session: the connection is about to close.

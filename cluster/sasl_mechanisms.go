@@ -11,10 +11,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/xdg-go/scram"
 
 	"github.com/varve/varve/config"
+	"github.com/varve/varve/metadata"
 )
 
 // The JAAS login modules Kafka names for each mechanism.
@@ -38,13 +40,17 @@ type saslConfig struct {
 	enabled []string               // sasl.enabled.mechanisms, in the configured order
 	plain   map[string]plainSecret // user -> salted hash of the password
 	scram   map[string]*scramMechanism
+	oauth   tokenValidator // OAUTHBEARER's; nil when not enabled
 }
 
-// scramMechanism is one SCRAM mechanism's users.
+// scramMechanism is one SCRAM mechanism: its hash and the users of its
+// JAAS configuration. Users whose credentials are in the cluster
+// metadata (AlterUserScramCredentials) are looked up in the image at
+// each authentication, and win over a JAAS user of the same name.
 type scramMechanism struct {
+	mech  metadata.ScramMechanism
 	hash  scram.HashGeneratorFcn
-	creds map[string]scram.StoredCredentials
-	srv   *scram.Server
+	creds map[string]scram.StoredCredentials // from the JAAS property
 }
 
 // newSaslConfig reads a listener's enabled mechanisms and each one's JAAS
@@ -61,8 +67,10 @@ func newSaslConfig(s config.ListenerSecurity) (*saslConfig, error) {
 			err = c.loadPlain(s.JAAS[mech])
 		case "SCRAM-SHA-256", "SCRAM-SHA-512":
 			err = c.loadScram(mech, s.JAAS[mech])
+		case "OAUTHBEARER":
+			c.oauth, err = newTokenValidator(s, time.Now())
 		default:
-			err = fmt.Errorf("SASL mechanism %s is enabled (sasl.enabled.mechanisms), which Varve does not implement: enable PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", mech)
+			err = fmt.Errorf("SASL mechanism %s is enabled (sasl.enabled.mechanisms), which Varve does not implement: enable PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", mech)
 		}
 		if err != nil {
 			return nil, err
@@ -100,17 +108,22 @@ func (c *saslConfig) loadPlain(jaas string) error {
 
 // loadScram makes each JAAS user's SCRAM credentials (a random salt,
 // scramIterations, the stored and server keys); the password itself is
-// not kept.
+// not kept. Without a JAAS configuration the mechanism's users are
+// those of the cluster metadata only, as Kafka's.
 func (c *saslConfig) loadScram(mech, jaas string) error {
-	users, err := jaasUsersOf(mech, jaas, scramLoginModule)
-	if err != nil {
-		return err
-	}
 	hash := scram.SHA256
 	if mech == "SCRAM-SHA-512" {
 		hash = scram.SHA512
 	}
-	creds := map[string]scram.StoredCredentials{}
+	m := &scramMechanism{mech: metadata.ScramMechanismNamed(mech), hash: hash, creds: map[string]scram.StoredCredentials{}}
+	c.scram[mech] = m
+	if jaas == "" {
+		return nil
+	}
+	users, err := jaasUsersOf(mech, jaas, scramLoginModule)
+	if err != nil {
+		return err
+	}
 	for u, pw := range users {
 		client, err := hash.NewClient(u, pw, "")
 		if err != nil {
@@ -118,19 +131,22 @@ func (c *saslConfig) loadScram(mech, jaas string) error {
 		}
 		salt := make([]byte, 16)
 		rand.Read(salt)
-		creds[u] = client.GetStoredCredentials(scram.KeyFactors{Salt: string(salt), Iters: scramIterations})
+		m.creds[u] = client.GetStoredCredentials(scram.KeyFactors{Salt: string(salt), Iters: scramIterations})
 	}
-	srv, err := hash.NewServer(func(user string) (scram.StoredCredentials, error) {
-		if cr, ok := creds[user]; ok {
-			return cr, nil
-		}
-		return scram.StoredCredentials{}, errAuthFailed
-	})
-	if err != nil {
-		return err
-	}
-	c.scram[mech] = &scramMechanism{hash: hash, creds: creds, srv: srv}
 	return nil
+}
+
+// lookup returns user's credentials: the metadata's, else the JAAS
+// configuration's.
+func (m *scramMechanism) lookup(img *metadata.Image, user string) (scram.StoredCredentials, bool) {
+	if img != nil {
+		if c, ok := img.ScramCredential(user, m.mech); ok {
+			return scram.StoredCredentials{KeyFactors: scram.KeyFactors{Salt: string(c.Salt), Iters: int(c.Iterations)},
+				StoredKey: c.StoredKey, ServerKey: c.ServerKey}, true
+		}
+	}
+	c, ok := m.creds[user]
+	return c, ok
 }
 
 // saslExchange is one mechanism's server side of an authentication.
@@ -140,13 +156,31 @@ type saslExchange interface {
 	step(token []byte) (answer []byte, user string, done bool, err error)
 }
 
-// newExchange starts an exchange of mech, which is enabled.
-func (c *saslConfig) newExchange(mech string) saslExchange {
-	if mech == "PLAIN" {
+// newExchange starts an exchange of mech, which is enabled; image is
+// the node's current metadata image, where SCRAM credentials are
+// looked up.
+func (c *saslConfig) newExchange(mech string, image func() *metadata.Image) saslExchange {
+	switch mech {
+	case "PLAIN":
 		return &plainExchange{users: c.plain}
+	case "OAUTHBEARER":
+		return &oauthExchange{validator: c.oauth, now: time.Now}
 	}
-	m := c.scram[mech]
-	return &scramExchange{mech: m, conv: m.srv.NewConversation()}
+	ex := &scramExchange{hash: c.scram[mech].hash}
+	srv, _ := ex.hash.NewServer(func(user string) (scram.StoredCredentials, error) {
+		var img *metadata.Image
+		if image != nil {
+			img = image()
+		}
+		cred, ok := c.scram[mech].lookup(img, user)
+		if !ok {
+			return scram.StoredCredentials{}, errAuthFailed
+		}
+		ex.cred = cred
+		return cred, nil
+	}) // never fails
+	ex.conv = srv.NewConversation()
+	return ex
 }
 
 // plainSecret is a PLAIN password, salted and hashed so that the node
@@ -212,12 +246,13 @@ func (p *plainExchange) step(token []byte) ([]byte, string, bool, error) {
 // (librdkafka sends its own nonce before the combined one) where
 // xdg-go/scram wants them equal.
 type scramExchange struct {
-	mech      *scramMechanism
+	hash      scram.HashGeneratorFcn
 	conv      *scram.ServerConversation
-	gs2       string // the client-first message's GS2 header, echoed base64 in the client-final
-	firstBare string // the client-first message without its GS2 header
-	first     string // the server-first message
-	nonce     string // the combined nonce of the server-first message
+	cred      scram.StoredCredentials // the user's, as looked up for the client-first message
+	gs2       string                  // the client-first message's GS2 header, echoed base64 in the client-final
+	firstBare string                  // the client-first message without its GS2 header
+	first     string                  // the server-first message
+	nonce     string                  // the combined nonce of the server-first message
 	done      bool
 }
 
@@ -259,8 +294,7 @@ func (s *scramExchange) stepFinal(c2 string) ([]byte, string, bool, error) {
 		return nil, "", false, errors.New("invalid client-final message or nonce")
 	}
 	proof, err := base64.StdEncoding.DecodeString(proofB64)
-	cred := s.mech.creds[s.conv.Username()]
-	h := s.mech.hash
+	cred, h := s.cred, s.hash
 	if err != nil || len(proof) != h().Size() {
 		return nil, "", false, errAuthFailed
 	}

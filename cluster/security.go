@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/varve/varve/config"
@@ -30,7 +31,7 @@ import (
 //
 // What is not built stops start-up with a message naming it, rather than
 // serving unencrypted, unauthenticated Kafka on a port configured for
-// more: a SASL mechanism other than PLAIN and SCRAM, a JKS or PKCS#12 key
+// more: GSSAPI, OAUTHBEARER without a way to validate tokens, a JKS or PKCS#12 key
 // store, encrypted keys, and security on the controller listeners or (in
 // a cluster) on the inter-broker listener, whose clients (quorum peers,
 // replica fetchers, forwarding to the controller) speak plaintext only.
@@ -53,12 +54,17 @@ type security struct {
 	byName    map[string]*listenerSecurity
 	byAddr    sync.Map // string (vnet.ConnInfo.Listener) -> *listenerSecurity
 	failDelay time.Duration
+	maxReauth time.Duration // connections.max.reauth.ms; 0: sessions never end (KIP-368)
+
+	reauths       atomic.Int64 // successful re-authentications (Kafka: successful-reauthentication-total)
+	expiredClosed atomic.Int64 // connections closed for an expired session (Kafka: expired-connections-killed-count)
 }
 
 // newSecurity builds each broker listener's security, or says what
 // stops this node from serving a listener as configured.
 func newSecurity(cfg *config.Broker) (*security, error) {
-	s := &security{byName: map[string]*listenerSecurity{}, failDelay: cfg.ConnectionFailedAuthenticationDelayMs.Duration()}
+	s := &security{byName: map[string]*listenerSecurity{}, failDelay: cfg.ConnectionFailedAuthenticationDelayMs.Duration(),
+		maxReauth: cfg.ConnectionsMaxReauthMs.Duration()}
 	for _, l := range cfg.Listeners {
 		ls, err := newListenerSecurity(cfg, l)
 		if err != nil {

@@ -111,7 +111,7 @@ func TestScramExchange(t *testing.T) {
 	run := func(pw, authz string, mangle func(c2 string) string) error {
 		client, _ := scram.SHA256.NewClient("alice", pw, authz)
 		cc := client.NewConversation()
-		ex := cfg.newExchange("SCRAM-SHA-256")
+		ex := cfg.newExchange("SCRAM-SHA-256", nil)
 		c1, _ := cc.Step("")
 		s1, _, _, err := ex.step([]byte(c1))
 		if err != nil {

@@ -160,6 +160,7 @@ type Broker struct {
 
 	// Security (per listener: Security).
 	ConnectionFailedAuthenticationDelayMs Millis // connection.failed.authentication.delay.ms
+	ConnectionsMaxReauthMs                Millis // connections.max.reauth.ms: 0, sessions never expire
 
 	// Varve's own (not Kafka's).
 	ControllerMutationRate float64 // varve.controller.mutation.rate: partitions per second; 0: unbounded

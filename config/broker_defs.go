@@ -220,9 +220,23 @@ var brokerDefs = []def{
 	{name: "ssl.principal.mapping.rules", typ: tString, deflt: "DEFAULT", check: unsupportedUnless("DEFAULT"),
 		note: "DEFAULT only: the principal of a TLS client is its certificate's subject DN"},
 	{name: "sasl.enabled.mechanisms", typ: tList, deflt: "GSSAPI", listener: true, check: listOf(saslMechanisms...),
-		note: "Varve serves PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512; a SASL listener enabling another stops start-up"},
+		note: "Varve serves PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER; a SASL listener enabling GSSAPI stops start-up"},
 	{name: "sasl.mechanism.inter.broker.protocol", typ: tString, deflt: "GSSAPI", check: oneOf(saslMechanisms...)},
 	{name: "connection.failed.authentication.delay.ms", typ: tInt, deflt: "100", check: atLeast(0), field: func(b *Broker) any { return &b.ConnectionFailedAuthenticationDelayMs }},
+	// OAUTHBEARER's server side (SaslConfigs, KIP-768): the secured
+	// validator when a JWKS endpoint is given, per listener too as
+	// listener.name.<l>.oauthbearer.sasl.oauthbearer.*.
+	{name: "sasl.oauthbearer.jwks.endpoint.url", typ: tString, null: true, listener: true, note: "file:// or http(s):// URL of the JSON Web Key Set that signs tokens; unset: OAUTHBEARER needs the unsecured validator's JAAS configuration"},
+	{name: "sasl.oauthbearer.jwks.endpoint.refresh.ms", typ: tLong, deflt: "3600000", listener: true, check: atLeast(1)},
+	{name: "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", typ: tLong, deflt: "100", listener: true, check: atLeast(0), note: "the least time between two fetches of the key set for a key id it lacks"},
+	{name: "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", typ: tLong, deflt: "10000", listener: true, check: atLeast(0), note: "accepted"},
+	{name: "sasl.oauthbearer.expected.audience", typ: tList, null: true, listener: true},
+	{name: "sasl.oauthbearer.expected.issuer", typ: tString, null: true, listener: true},
+	{name: "sasl.oauthbearer.sub.claim.name", typ: tString, deflt: "sub", listener: true},
+	{name: "sasl.oauthbearer.scope.claim.name", typ: tString, deflt: "scope", listener: true},
+	{name: "sasl.oauthbearer.clock.skew.seconds", typ: tInt, deflt: "30", listener: true, check: atLeast(0)},
+	{name: "connections.max.reauth.ms", typ: tLong, deflt: "0", check: atLeast(0), field: func(b *Broker) any { return &b.ConnectionsMaxReauthMs },
+		note: "KIP-368: an authenticated SASL session's lifetime; a client re-authenticates on the connection before it ends, else its next request closes the connection; 0: sessions never expire"},
 
 	// Varve's own.
 	{name: "varve.controller.mutation.rate", typ: tDouble, deflt: "100.0", varve: true, check: atLeast(0), field: func(b *Broker) any { return &b.ControllerMutationRate },

@@ -98,6 +98,12 @@ var kafkaDefaults = map[string]string{
 	"ssl.protocol": "TLSv1.3", "ssl.cipher.suites": "", "ssl.endpoint.identification.algorithm": "https",
 	"ssl.principal.mapping.rules": "DEFAULT", "sasl.enabled.mechanisms": "GSSAPI",
 	"sasl.mechanism.inter.broker.protocol": "GSSAPI", "connection.failed.authentication.delay.ms": "100",
+	"connections.max.reauth.ms":          "0",
+	"sasl.oauthbearer.jwks.endpoint.url": "", "sasl.oauthbearer.jwks.endpoint.refresh.ms": "3600000",
+	"sasl.oauthbearer.jwks.endpoint.retry.backoff.ms": "100", "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms": "10000",
+	"sasl.oauthbearer.expected.audience": "", "sasl.oauthbearer.expected.issuer": "",
+	"sasl.oauthbearer.sub.claim.name": "sub", "sasl.oauthbearer.scope.claim.name": "scope",
+	"sasl.oauthbearer.clock.skew.seconds": "30",
 }
 
 // varveDefaults are the properties whose default in Varve is not Kafka's,

@@ -133,6 +133,7 @@
 //	compression.zstd.level                           3                            (accepted)
 //	connection.failed.authentication.delay.ms        100
 //	connections.max.idle.ms                          600000
+//	connections.max.reauth.ms                        0                            (KIP-368: an authenticated SASL session's lifetime; a client re-authenticates on the connection before it ends, else its next request closes the connection; 0: sessions never expire)
 //	controlled.shutdown.enable                       true                         (accepted)
 //	controller.listener.names                        null                         (may stay empty on a single node, whose controller is in-process)
 //	controller.quorum.append.linger.ms               25                           (accepted)
@@ -242,8 +243,17 @@
 //	replica.socket.receive.buffer.bytes              65536                        (accepted)
 //	replica.socket.timeout.ms                        30000
 //	request.timeout.ms                               30000                        (accepted)
-//	sasl.enabled.mechanisms                          GSSAPI                       (accepted; Varve serves PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512; a SASL listener enabling another stops start-up)
+//	sasl.enabled.mechanisms                          GSSAPI                       (accepted; Varve serves PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER; a SASL listener enabling GSSAPI stops start-up)
 //	sasl.mechanism.inter.broker.protocol             GSSAPI                       (accepted)
+//	sasl.oauthbearer.clock.skew.seconds              30                           (accepted)
+//	sasl.oauthbearer.expected.audience               null                         (accepted)
+//	sasl.oauthbearer.expected.issuer                 null                         (accepted)
+//	sasl.oauthbearer.jwks.endpoint.refresh.ms        3600000                      (accepted)
+//	sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms 10000                     (accepted; accepted)
+//	sasl.oauthbearer.jwks.endpoint.retry.backoff.ms  100                          (accepted; the least time between two fetches of the key set for a key id it lacks)
+//	sasl.oauthbearer.jwks.endpoint.url               null                         (accepted; file:// or http(s):// URL of the JSON Web Key Set that signs tokens; unset: OAUTHBEARER needs the unsecured validator's JAAS configuration)
+//	sasl.oauthbearer.scope.claim.name                scope                        (accepted)
+//	sasl.oauthbearer.sub.claim.name                  sub                          (accepted)
 //	security.inter.broker.protocol                   PLAINTEXT
 //	share.coordinator.state.topic.min.isr            2                            (accepted)
 //	share.coordinator.state.topic.num.partitions     50                           (accepted)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -53,6 +54,20 @@ type ListenerSecurity struct {
 	// listener.name.<listener>.<mechanism>.sasl.jaas.config. Kafka reads a
 	// broker's JAAS configuration only with both prefixes.
 	JAAS map[string]string
+
+	OAuthBearer OAuthBearerSettings // sasl.oauthbearer.*
+}
+
+// OAuthBearerSettings are a listener's sasl.oauthbearer.* properties.
+type OAuthBearerSettings struct {
+	JWKSURL          string   // jwks.endpoint.url; "" for none
+	JWKSRefresh      Millis   // jwks.endpoint.refresh.ms
+	JWKSRetryBackoff Millis   // jwks.endpoint.retry.backoff.ms
+	ExpectedAudience []string // expected.audience
+	ExpectedIssuer   string   // expected.issuer; "" for any
+	SubClaimName     string   // sub.claim.name
+	ScopeClaimName   string   // scope.claim.name
+	ClockSkewSeconds int      // clock.skew.seconds
 }
 
 // Security returns the security configuration of the listener named
@@ -77,7 +92,19 @@ func (b *Broker) Security(name string) ListenerSecurity {
 			s.JAAS[strings.ToUpper(mech)] = v
 		}
 	}
+	s.OAuthBearer = b.oauthBearer(get)
 	return s
+}
+
+func (b *Broker) oauthBearer(get func(string) string) OAuthBearerSettings {
+	num := func(prop string) int64 { n, _ := strconv.ParseInt(get(prop), 10, 64); return n } // checked at parse
+	return OAuthBearerSettings{JWKSURL: get("sasl.oauthbearer.jwks.endpoint.url"),
+		JWKSRefresh:      Millis(num("sasl.oauthbearer.jwks.endpoint.refresh.ms")),
+		JWKSRetryBackoff: Millis(num("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms")),
+		ExpectedAudience: splitList(get("sasl.oauthbearer.expected.audience")),
+		ExpectedIssuer:   get("sasl.oauthbearer.expected.issuer"),
+		SubClaimName:     get("sasl.oauthbearer.sub.claim.name"), ScopeClaimName: get("sasl.oauthbearer.scope.claim.name"),
+		ClockSkewSeconds: int(num("sasl.oauthbearer.clock.skew.seconds"))}
 }
 
 // listenerValue is prop's value for the listener: its own, the
@@ -139,6 +166,11 @@ func cutListenerProperty(k string) (listener, prop string, ok bool) {
 	listener, prop, found = strings.Cut(after, ".")
 	if !found || listener == "" {
 		return "", "", false
+	}
+	// Kafka's mechanism prefix of the OAUTHBEARER settings:
+	// listener.name.<l>.oauthbearer.sasl.oauthbearer.<name>.
+	if p, ok := strings.CutPrefix(prop, "oauthbearer."); ok && strings.HasPrefix(p, "sasl.oauthbearer.") {
+		prop = p
 	}
 	if mech, isJAAS := strings.CutSuffix(prop, jaasSuffix); isJAAS {
 		return listener, prop, slices.Contains(saslMechanisms, strings.ToUpper(mech)) && mech == strings.ToLower(mech)

@@ -45,6 +45,7 @@ type delta struct {
 	next         Image
 	brokersOwned bool
 	topicsOwned  bool
+	scramOwned   bool
 	owned        map[TopicID]bool // topics copied (or created) by this delta
 	resort       bool             // a topic was created or removed
 }
@@ -73,6 +74,10 @@ func (d *delta) replay(r Record) error {
 		return d.producerIDs(r)
 	case FeatureLevelRecord:
 		return d.featureLevel(r)
+	case UserScramCredentialRecord:
+		return d.scramCredential(r)
+	case RemoveUserScramCredentialRecord:
+		return d.removeScramCredential(r)
 	}
 	return fmt.Errorf("%w: unknown record type %T", ErrInvalidRecord, r)
 }

@@ -20,6 +20,8 @@ type Image struct {
 	sorted      []*Topic // by name
 	producerIDs ProducerIDs
 	features    map[string]int16 // finalized feature levels; never modified, replaced whole
+
+	scram map[ScramKey]ScramCredential // SCRAM credentials (scram.go); copied on write
 }
 
 // Broker is a registered broker.
