@@ -47,7 +47,7 @@ func TestControllerAPIs(t *testing.T) {
 		}
 		c.waitFor(5*time.Second, "the config on every node", func() bool {
 			for _, n := range c.nodes {
-				if tp, _ := n.Publisher().Image().Topic("cfg"); tp.Configs["retention.ms"] != "1000" {
+				if tp, ok := n.Publisher().Image().Topic("cfg"); !ok || tp.Configs["retention.ms"] != "1000" {
 					return false
 				}
 			}
