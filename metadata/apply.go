@@ -47,6 +47,7 @@ type delta struct {
 	topicsOwned  bool
 	owned        map[TopicID]bool // topics copied (or created) by this delta
 	resort       bool             // a topic was created or removed
+	aclsOwned    bool             // next.acls is this delta's copy
 }
 
 func (d *delta) replay(r Record) error {
@@ -73,6 +74,10 @@ func (d *delta) replay(r Record) error {
 		return d.producerIDs(r)
 	case FeatureLevelRecord:
 		return d.featureLevel(r)
+	case AccessControlEntryRecord:
+		return d.addACL(r)
+	case RemoveAccessControlEntryRecord:
+		return d.removeACL(r)
 	}
 	return fmt.Errorf("%w: unknown record type %T", ErrInvalidRecord, r)
 }

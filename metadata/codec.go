@@ -96,6 +96,10 @@ func AppendRecord(dst []byte, rec Record) []byte {
 		return appendProducerIDs(dst, r)
 	case FeatureLevelRecord:
 		return appendFeatureLevel(dst, r)
+	case AccessControlEntryRecord:
+		return appendAccessControlEntry(dst, r)
+	case RemoveAccessControlEntryRecord:
+		return appendRemoveAccessControlEntry(dst, r)
 	}
 	// Record is closed: every implementation is listed above.
 	panic(fmt.Sprintf("metadata: AppendRecord of unknown record type %T", rec))

@@ -19,7 +19,7 @@ const metadataVersionFeature = "metadata.version"
 // topics by name, each followed by its partitions in order, with their
 // leader and partition epochs as they are (a PartitionRecord sets them,
 // it does not bump them); topic configuration overrides by topic and
-// name; the producer-id block.
+// name; the producer-id block; the ACLs by id.
 //
 // The records share slices with img, which is immutable: they must not
 // be modified.
@@ -44,7 +44,7 @@ func SnapshotRecords(img *Image) []Record {
 		// what Kafka's ProducerIdsImage writes.
 		recs = append(recs, ProducerIdsRecord{BrokerID: p.BrokerID, BrokerEpoch: -1, NextProducerID: p.NextProducerID})
 	}
-	return recs
+	return appendACLRecords(recs, img)
 }
 
 func appendFeatureRecords(recs []Record, img *Image) []Record {
