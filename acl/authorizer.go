@@ -5,11 +5,6 @@ import (
 	"sync/atomic"
 )
 
-// StandardAuthorizerClass is the authorizer.class.name that switches
-// authorization on, Kafka's KRaft authorizer; the ACLs it reads are the
-// cluster metadata's.
-const StandardAuthorizerClass = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
-
 // Config is the authorizer's part of the broker configuration.
 type Config struct {
 	// SuperUsers are principals allowed everything (super.users).

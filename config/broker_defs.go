@@ -223,6 +223,12 @@ var brokerDefs = []def{
 		note: "Varve serves PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512; a SASL listener enabling another stops start-up"},
 	{name: "sasl.mechanism.inter.broker.protocol", typ: tString, deflt: "GSSAPI", check: oneOf(saslMechanisms...)},
 	{name: "connection.failed.authentication.delay.ms", typ: tInt, deflt: "100", check: atLeast(0), field: func(b *Broker) any { return &b.ConnectionFailedAuthenticationDelayMs }},
+	{name: "authorizer.class.name", typ: tString, deflt: "", check: authorizerClass, field: func(b *Broker) any { return &b.AuthorizerClassName },
+		note: "empty: no authorization, as Kafka; " + StandardAuthorizer + ": ACLs from the cluster metadata"},
+	{name: "super.users", typ: tString, deflt: "", field: func(b *Broker) any { return &b.SuperUsers },
+		note: "principals allowed everything, separated by semicolons (User:admin;User:broker)"},
+	{name: "allow.everyone.if.no.acl.found", typ: tBool, deflt: "false", field: func(b *Broker) any { return &b.AllowEveryoneIfNoACLFound },
+		note: "allow an operation on a resource no ACL applies to"},
 
 	// Varve's own.
 	{name: "varve.controller.mutation.rate", typ: tDouble, deflt: "100.0", varve: true, check: atLeast(0), field: func(b *Broker) any { return &b.ControllerMutationRate },

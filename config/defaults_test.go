@@ -98,6 +98,7 @@ var kafkaDefaults = map[string]string{
 	"ssl.protocol": "TLSv1.3", "ssl.cipher.suites": "", "ssl.endpoint.identification.algorithm": "https",
 	"ssl.principal.mapping.rules": "DEFAULT", "sasl.enabled.mechanisms": "GSSAPI",
 	"sasl.mechanism.inter.broker.protocol": "GSSAPI", "connection.failed.authentication.delay.ms": "100",
+	"authorizer.class.name": "", "super.users": "", "allow.everyone.if.no.acl.found": "false",
 }
 
 // varveDefaults are the properties whose default in Varve is not Kafka's,
