@@ -19,7 +19,7 @@ import (
 
 // MetadataFile holds a single node's cluster metadata (topics, their ids,
 // partition counts and configuration overrides, the producer-id block,
-// topics being deleted) until the Raft controller takes that role. It is
+// topics being deleted, ACLs) until the Raft controller takes that role. It is
 // JSON, replaced atomically (write temp, fsync, rename, fsync dir) on
 // every change, and is the one source of the node's metadata images.
 const MetadataFile = "varve-metadata.json"
@@ -37,6 +37,7 @@ type metaFile struct {
 	ProducerIDNext int64                 `json:"producer_id_block_end"`
 	Topics         map[string]*topicMeta `json:"topics"`
 	Deleting       []topicMeta           `json:"deleting,omitempty"`
+	ACLs           []aclMeta             `json:"acls,omitempty"`
 }
 
 type topicMeta struct {
@@ -134,7 +135,7 @@ func (s *metaSource) replay(f metaFile, self metadata.RegisterBrokerRecord) []me
 	if f.ProducerIDNext > 0 {
 		recs = append(recs, metadata.ProducerIdsRecord{BrokerID: s.nodeID, NextProducerID: f.ProducerIDNext})
 	}
-	return recs
+	return append(recs, aclRecords(f.ACLs)...)
 }
 
 // topicRecords describes a new topic (from > 0: new partitions of an
@@ -246,6 +247,7 @@ func (s *metaSource) persistLocked(img *metadata.Image, deleting []topicMeta) er
 	for t := range img.Topics() {
 		f.Topics[t.Name] = &topicMeta{Name: t.Name, ID: t.ID, Partitions: int32(len(t.Partitions)), Configs: t.Configs}
 	}
+	f.ACLs = aclMetas(img)
 	data, err := json.MarshalIndent(&f, "", "  ")
 	if err != nil {
 		return err
