@@ -213,3 +213,37 @@ func TestNames(t *testing.T) {
 		t.Errorf("ParseSuperUsers = %v", got)
 	}
 }
+
+// Kafka: Authorizer.authorizeByResourceType, which InitProducerId uses
+// for idempotent producers without IdempotentWrite (KIP-679).
+func TestAuthorizeAny(t *testing.T) {
+	const alice = "User:alice"
+	for _, tc := range []struct {
+		name string
+		acls []Entry
+		want bool
+	}{
+		{"no ACL", nil, false},
+		{"literal write", []Entry{allow(ResourceTopic, PatternLiteral, "t", alice, OpWrite)}, true},
+		{"another principal", []Entry{allow(ResourceTopic, PatternLiteral, "t", "User:bob", OpWrite)}, false},
+		{"read only", []Entry{allow(ResourceTopic, PatternLiteral, "t", alice, OpRead)}, false},
+		{"group write", []Entry{allow(ResourceGroup, PatternLiteral, "t", alice, OpAll)}, false},
+		{"denied by literal", []Entry{allow(ResourceTopic, PatternLiteral, "t", alice, OpWrite), deny(ResourceTopic, PatternLiteral, "t", alice, OpWrite)}, false},
+		{"denied by prefix", []Entry{allow(ResourceTopic, PatternPrefixed, "team-a", alice, OpWrite), deny(ResourceTopic, PatternPrefixed, "team-", alice, OpAll)}, false},
+		{"prefix deny elsewhere", []Entry{allow(ResourceTopic, PatternPrefixed, "team-a", alice, OpWrite), deny(ResourceTopic, PatternPrefixed, "team-b", alice, OpWrite)}, true},
+		{"wildcard deny", []Entry{allow(ResourceTopic, PatternLiteral, "t", alice, OpWrite), deny(ResourceTopic, PatternLiteral, "*", WildcardPrincipal, OpWrite)}, false},
+		{"wildcard principal", []Entry{allow(ResourceTopic, PatternPrefixed, "x", WildcardPrincipal, OpAll)}, true},
+	} {
+		a := NewAuthorizer(Config{})
+		a.Store(NewSnapshot(tc.acls))
+		if got := a.AuthorizeAny(alice, "h", OpWrite, ResourceTopic); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if !NewAuthorizer(Config{AllowEveryoneIfNoACL: true}).AuthorizeAny(alice, "h", OpWrite, ResourceTopic) {
+		t.Error("allow.everyone.if.no.acl.found with no topic ACL")
+	}
+	if !NewAuthorizer(Config{SuperUsers: []string{alice}}).AuthorizeAny(alice, "h", OpWrite, ResourceTopic) {
+		t.Error("a super user")
+	}
+}

@@ -166,3 +166,49 @@ func (s *Snapshot) wildcard(sec []Entry, name string) []Entry {
 	}
 	return s.literal(sec, WildcardResource)
 }
+
+// AuthorizeAny decides whether principal may perform op on some
+// resource of type rt, as Kafka's Authorizer.authorizeByResourceType
+// does (KIP-679: an idempotent producer needs Write on any topic): a
+// super user may; a LITERAL "*" DENY forbids; otherwise an ALLOW that
+// matches the principal, host and operation allows unless a DENY of the
+// same operation covers its whole pattern (a LITERAL DENY of its name, a
+// PREFIXED DENY of a prefix of it). With no ACL of the type at all,
+// allow.everyone.if.no.acl.found decides.
+func (a *Authorizer) AuthorizeAny(principal, host string, op Operation, rt ResourceType) bool {
+	if a.superUsers[principal] {
+		return true
+	}
+	s := a.snap.Load()
+	lit, pre := s.sections[section{rt, PatternLiteral}], s.sections[section{rt, PatternPrefixed}]
+	if len(lit) == 0 && len(pre) == 0 {
+		return a.allowIfNo
+	}
+	d := decision{principal: principal, host: host, op: op}
+	denied := func(e *Entry) bool { return e.Permission == PermissionDeny && d.result(&e.Binding) == PermissionDeny }
+	for i := range lit {
+		if lit[i].ResourceName == WildcardResource && denied(&lit[i]) {
+			return false
+		}
+	}
+	covered := func(e *Entry) bool {
+		if e.PatternType == PatternLiteral {
+			for _, x := range s.literal(lit, e.ResourceName) {
+				if denied(&x) {
+					return true
+				}
+			}
+		}
+		found := false
+		s.prefixed(pre, e.ResourceName, func(x *Entry) bool { found = denied(x); return !found })
+		return found
+	}
+	for _, sec := range [2][]Entry{lit, pre} {
+		for i := range sec {
+			if sec[i].Permission == PermissionAllow && d.result(&sec[i].Binding) == PermissionAllow && !covered(&sec[i]) {
+				return true
+			}
+		}
+	}
+	return false
+}
