@@ -224,6 +224,29 @@ func TestACLMatrix(t *testing.T) {
 			t.Errorf("admin: %d, operations %b", resp.ErrorCode, resp.ClusterAuthorizedOperations)
 		}
 	})
+	t.Run("FollowerFetch", func(t *testing.T) {
+		// A fetch from a replica needs ClusterAction on the cluster.
+		req := kmsg.NewPtrFetchRequest()
+		req.ReplicaState.ID, req.ReplicaState.Epoch = 2, 1
+		rt := kmsg.NewFetchRequestTopic()
+		rt.TopicID = ordersID
+		rt.Partitions = append(rt.Partitions, kmsg.NewFetchRequestTopicPartition())
+		req.Topics = append(req.Topics, rt)
+		if c := request[*kmsg.FetchResponse](t, alice, req).Topics[0].Partitions[0].ErrorCode; c != tac {
+			t.Errorf("alice as a follower: %d", c)
+		}
+	})
+	t.Run("AuthorizedOperations", func(t *testing.T) { // KIP-430
+		req := kmsg.NewPtrMetadataRequest()
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr("orders")
+		req.Topics, req.IncludeTopicAuthorizedOperations = append(req.Topics, rt), true
+		got := request[*kmsg.MetadataResponse](t, alice, req).Topics[0].AuthorizedOperations
+		// Read 3, Write 4, Describe 8 (implied), DescribeConfigs 10 (implied), AlterConfigs 11.
+		if want := int32(1<<3 | 1<<4 | 1<<8 | 1<<10 | 1<<11); got != want {
+			t.Errorf("alice's operations on orders: %b, want %b", got, want)
+		}
+	})
 	t.Run("DenyBeatsAllow", func(t *testing.T) {
 		allowACL(t, adm, kadm.NewACLs().Deny("User:alice").DenyHosts().Topics("ord").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpRead))
 		if c := fetchCode(t, alice, ordersID); c != tac {
@@ -246,6 +269,30 @@ func TestACLMatrix(t *testing.T) {
 			t.Errorf("admin fetch: %d", c)
 		}
 	})
+}
+
+// Kafka: Metadata creates a missing topic only for a principal with
+// Create on the cluster or the topic; others get
+// TOPIC_AUTHORIZATION_FAILED.
+func TestACLAutoCreate(t *testing.T) {
+	n := startACLNode(t, t.TempDir(), map[string]string{"auto.create.topics.enable": "true"})
+	allowACL(t, n.admin(t), kadm.NewACLs().Allow("User:alice").Topics("auto-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpCreate))
+	alice := n.as(t, "alice")
+	req := kmsg.NewPtrMetadataRequest()
+	for _, name := range []string{"auto-1", "other"} {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(name)
+		req.Topics = append(req.Topics, rt)
+	}
+	req.AllowAutoTopicCreation = true
+	request[*kmsg.MetadataResponse](t, alice, req)
+	got := metadataTopics(t, n.as(t, "admin"), "auto-1", "other")
+	if got["auto-1"] != 0 || got["other"] != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("after alice's Metadata: %v, want auto-1 created and other not", got)
+	}
+	if codes := metadataTopics(t, alice, "other"); codes["other"] != kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("alice, other: %v", codes)
+	}
 }
 
 func keys(m map[string]int16) []string {
