@@ -247,3 +247,32 @@ func TestAuthorizeAny(t *testing.T) {
 		t.Error("a super user")
 	}
 }
+
+// Decisions read one snapshot whole while Store swaps them: run with
+// -race. Every snapshot stored allows the request, so a torn read shows
+// as a denial.
+func TestStoreWhileAuthorizing(t *testing.T) {
+	a := NewAuthorizer(Config{})
+	a.Store(NewSnapshot([]Entry{allow(ResourceTopic, PatternLiteral, "t", "User:a", OpRead)}))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 200 {
+			acls := []Entry{allow(ResourceTopic, PatternPrefixed, "t", "User:a", OpRead)}
+			for j := range i {
+				acls = append(acls, allow(ResourceTopic, PatternLiteral, fmt.Sprint(j), "User:b", OpWrite))
+			}
+			a.Store(NewSnapshot(acls))
+		}
+	}()
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		if !a.Authorize("User:a", "h", OpRead, ResourceTopic, "t") {
+			t.Fatal("a decision during a swap denied what every snapshot allows")
+		}
+	}
+}

@@ -33,7 +33,7 @@ func serveDescribeACLs(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vne
 		}
 	}
 	if err != nil {
-		resp.ErrorCode, resp.ErrorMessage = errorCode(err), errorMessage(err)
+		resp.ErrorCode, resp.ErrorMessage = errorCode(err), aclErrorMessage(err)
 		return resp
 	}
 	b.authz.follow(b.meta.image())
@@ -71,8 +71,8 @@ func (b *Broker) aclAPIError(r *vnet.Request, op acl.Operation) error {
 	return b.clusterAuthError(r, op)
 }
 
-// errorMessage is err's text, nil for no error.
-func errorMessage(err error) *string {
+// aclErrorMessage is err's text, nil for no error.
+func aclErrorMessage(err error) *string {
 	if err == nil {
 		return nil
 	}

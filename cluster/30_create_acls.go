@@ -47,7 +47,7 @@ func serveCreateACLs(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.
 	}
 	for _, err := range errs {
 		res := kmsg.NewCreateACLsResponseResult()
-		res.ErrorCode, res.ErrorMessage = errorCode(err), errorMessage(err)
+		res.ErrorCode, res.ErrorMessage = errorCode(err), aclErrorMessage(err)
 		resp.Results = append(resp.Results, res)
 	}
 	return resp

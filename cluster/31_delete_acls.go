@@ -30,7 +30,7 @@ func serveDeleteACLs(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.
 	if err := b.aclAPIError(r, acl.OpAlter); err != nil {
 		for range req.Filters {
 			res := kmsg.NewDeleteACLsResponseResult()
-			res.ErrorCode, res.ErrorMessage = errorCode(err), errorMessage(err)
+			res.ErrorCode, res.ErrorMessage = errorCode(err), aclErrorMessage(err)
 			resp.Results = append(resp.Results, res)
 		}
 		return resp
@@ -57,7 +57,7 @@ func serveDeleteACLs(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.
 		if err == nil {
 			d = out[i]
 		}
-		res.ErrorCode, res.ErrorMessage = errorCode(d.Err), errorMessage(d.Err)
+		res.ErrorCode, res.ErrorMessage = errorCode(d.Err), aclErrorMessage(d.Err)
 		for _, e := range d.Deleted {
 			res.MatchingACLs = append(res.MatchingACLs, matchingACL(e))
 		}
@@ -86,7 +86,7 @@ func (b *Broker) forwardDeleteACLs(req *kmsg.DeleteACLsRequest) []kmsg.DeleteACL
 		out := make([]kmsg.DeleteACLsResponseResult, len(req.Filters))
 		for i := range out {
 			out[i] = kmsg.NewDeleteACLsResponseResult()
-			out[i].ErrorCode, out[i].ErrorMessage = errorCode(err), errorMessage(err)
+			out[i].ErrorCode, out[i].ErrorMessage = errorCode(err), aclErrorMessage(err)
 		}
 		return out
 	}
