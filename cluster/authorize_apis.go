@@ -35,8 +35,9 @@ package cluster
 //	DescribeLogDirs           Describe on the cluster (no directory otherwise)
 //	ElectLeaders, AlterPartitionReassignments
 //	                          Alter on the cluster
-//	ListPartitionReassignments, DescribeQuorum, DescribeCluster
+//	ListPartitionReassignments, DescribeQuorum
 //	                          Describe on the cluster
+//	DescribeCluster           nothing (KIP-430 operations when asked)
 //	DescribeAcls / CreateAcls, DeleteAcls
 //	                          Describe / Alter on the cluster
 //
@@ -95,7 +96,8 @@ func (b *Broker) produceTransactionError(r *vnet.Request, req *kmsg.ProduceReque
 // authorizeFetch refuses the partitions of topics the fetcher may not
 // read (TOPIC_AUTHORIZATION_FAILED): a follower needs ClusterAction on
 // the cluster, a consumer Read on the topic. A refused partition is not
-// read.
+// read. A topic id this node does not know stays UNKNOWN_TOPIC_ID, as
+// Kafka resolves ids before it authorizes.
 func (b *Broker) authorizeFetch(r *vnet.Request, topics []fetchTopic, follower bool) {
 	if b.authz == nil {
 		return
@@ -104,7 +106,7 @@ func (b *Broker) authorizeFetch(r *vnet.Request, topics []fetchTopic, follower b
 	check := b.topicCheck(r, acl.OpRead)
 	for ti := range topics {
 		t := &topics[ti]
-		if clusterOK || (!follower && check.err(t.name) == nil) {
+		if clusterOK || t.name == "" || (!follower && check.err(t.name) == nil) {
 			continue
 		}
 		for pi := range t.parts {
