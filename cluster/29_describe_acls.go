@@ -36,7 +36,7 @@ func serveDescribeACLs(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vne
 		resp.ErrorCode, resp.ErrorMessage = errorCode(err), aclErrorMessage(err)
 		return resp
 	}
-	b.authz.follow(b.meta.image())
+	b.authz.follow()
 	for _, e := range b.authz.Snapshot().Match(f) {
 		n := len(resp.Resources)
 		if n == 0 || !samePattern(&resp.Resources[n-1], e.Binding) {

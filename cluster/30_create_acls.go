@@ -97,7 +97,6 @@ func (b *Broker) createACLs(req *kmsg.CreateACLsRequest, bindings []acl.Binding)
 // awaitACLs waits until this broker's image has ACLs that satisfy done.
 func (b *Broker) awaitACLs(ctx context.Context, done func(*acl.Snapshot) bool) error {
 	_, err := b.awaitImage(ctx, func(img *metadata.Image) bool {
-		b.authz.follow(img)
 		return done(controller.ACLSnapshot(img))
 	})
 	return err

@@ -39,36 +39,36 @@ import (
 // authorizer decides requests against the ACLs of the current image.
 type authorizer struct {
 	*acl.Authorizer
-	src atomic.Pointer[metadata.ACLs] // the ACLs the index was built from
-
-	mu      sync.Mutex
-	version int64 // image version of src; REQUIRES mu
+	image func() *metadata.Image        // the current image
+	src   atomic.Pointer[metadata.ACLs] // the ACLs the index was built from
+	mu    sync.Mutex                    // serialises rebuilds
 }
 
 // newAuthorizer returns nil when authorization is off.
-func newAuthorizer(cfg *config.Broker) *authorizer {
+func newAuthorizer(cfg *config.Broker, image func() *metadata.Image) *authorizer {
 	if cfg.AuthorizerClassName != config.StandardAuthorizer {
 		return nil
 	}
-	return &authorizer{Authorizer: acl.NewAuthorizer(acl.Config{
+	return &authorizer{image: image, Authorizer: acl.NewAuthorizer(acl.Config{
 		SuperUsers: acl.ParseSuperUsers(cfg.SuperUsers), AllowEveryoneIfNoACL: cfg.AllowEveryoneIfNoACLFound})}
 }
 
-// follow rebuilds the index when img's ACLs are not the indexed ones
-// and img is newer than the image they came from.
-func (a *authorizer) follow(img *metadata.Image) {
-	acls := img.ACLs()
-	if a.src.Load() == acls {
+// follow rebuilds the index when the current image's ACLs are not the
+// indexed ones. A rebuild reads the image under mu, so rebuilds index
+// images in the order they were published and never go back to older
+// ACLs.
+func (a *authorizer) follow() {
+	if a.src.Load() == a.image().ACLs() {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.src.Load() == acls || img.Version() < a.version {
+	img := a.image()
+	if a.src.Load() == img.ACLs() {
 		return
 	}
 	a.Store(controller.ACLSnapshot(img))
-	a.src.Store(acls)
-	a.version = img.Version()
+	a.src.Store(img.ACLs())
 }
 
 // authorized reports whether the request's principal may perform op on
@@ -77,7 +77,7 @@ func (b *Broker) authorized(r *vnet.Request, op acl.Operation, rt acl.ResourceTy
 	if b.authz == nil {
 		return true
 	}
-	b.authz.follow(b.meta.image())
+	b.authz.follow()
 	return b.authz.Authorize(b.sec.principal(r), aclHost(r), op, rt, name)
 }
 

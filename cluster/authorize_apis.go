@@ -131,7 +131,7 @@ func (b *Broker) initProducerIDError(r *vnet.Request, req *kmsg.InitProducerIDRe
 	if b.authorizedCluster(r, acl.OpIdempotentWrite) {
 		return nil
 	}
-	b.authz.follow(b.meta.image())
+	b.authz.follow()
 	if b.authz.AuthorizeAny(b.sec.principal(r), aclHost(r), acl.OpWrite, acl.ResourceTopic) {
 		return nil
 	}
