@@ -28,11 +28,13 @@ package cluster
 // (batches are stored as sent).
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/acl"
 	vnet "github.com/varve/varve/net"
 	"github.com/varve/varve/record"
 	"github.com/varve/varve/replica"
@@ -48,12 +50,18 @@ func serveProduce(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vn
 	failed, gate := false, newProduceGate(r, req)
 	var acks []replica.ProducePartition // acks=all: appended, waiting for the high watermark
 	var where [][2]int                  // each one's topic and partition in resp
+	txnErr, write := b.produceTransactionError(r, req), b.topicCheck(r, acl.OpWrite)
 	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
 		for _, rp := range rt.Partitions {
 			n := len(acks)
-			sp := b.producePartition(gate, r.Version, req.Acks, rt.Topic, rp, &acks)
+			var sp kmsg.ProduceResponseTopicPartition
+			if err := cmp.Or(txnErr, write.err(rt.Topic)); err != nil {
+				sp = produceRefused(rp.Partition, err)
+			} else {
+				sp = b.producePartition(gate, r.Version, req.Acks, rt.Topic, rp, &acks)
+			}
 			if len(acks) > n {
 				where = append(where, [2]int{ti, len(st.Partitions)})
 			}

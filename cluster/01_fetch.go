@@ -101,6 +101,7 @@ func serveFetch(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vnet
 	req := kreq.(*kmsg.FetchRequest)
 	from := fetcher{replica: fetchReplicaID(r.Version, req), rack: req.Rack, rackAware: r.Version >= 11}
 	scope := b.scopeFetch(r.Version, req, from.replica)
+	b.authorizeFetch(r, scope.topics, from.replica >= 0)
 	if scope.sessionRefused() {
 		respond(b.fetchResponse(r.Version, scope))
 		return nil

@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/acl"
 	"github.com/varve/varve/logdir"
 	vnet "github.com/varve/varve/net"
 	"github.com/varve/varve/replica"
@@ -33,6 +34,7 @@ func init() {
 func serveListOffsets(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.ListOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	describe := b.topicCheck(r, acl.OpDescribe)
 	for _, rt := range req.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
@@ -40,6 +42,9 @@ func serveListOffsets(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			p, err := b.partition(rt.Topic, rp.Partition)
+			if authErr := describe.err(rt.Topic); authErr != nil {
+				err = authErr
+			}
 			if err == nil {
 				epoch := int32(-1)
 				if r.Version >= 4 {

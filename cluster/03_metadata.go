@@ -44,8 +44,9 @@ func serveMetadata(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Re
 	all := req.Topics == nil || (r.Version == 0 && len(req.Topics) == 0)
 	img, failed := b.meta.image(), map[string]int16(nil)
 	if !all && b.cfg.AutoCreateTopicsEnable && (r.Version < 4 || req.AllowAutoTopicCreation) {
-		img, failed = b.autoCreate(req.Topics)
+		img, failed = b.autoCreate(r, req.Topics)
 	}
+	defer b.authorizeMetadata(r, req, resp, all)
 	resp.Brokers, resp.ControllerID = metadataBrokers(img, b.clientListener(r))
 	cid := img.ClusterID()
 	resp.ClusterID = &cid
@@ -86,10 +87,10 @@ func metadataBrokers(img *metadata.Image, listener string) ([]kmsg.MetadataRespo
 // autoCreate creates the unknown topics a request names, all in one
 // metadata change, and returns the image to answer from and the error
 // codes of the topics it did not create.
-func (b *Broker) autoCreate(topics []kmsg.MetadataRequestTopic) (*metadata.Image, map[string]int16) {
+func (b *Broker) autoCreate(r *vnet.Request, topics []kmsg.MetadataRequestTopic) (*metadata.Image, map[string]int16) {
 	img := b.meta.image()
 	var specs []topicSpec
-	seen := map[string]bool{}
+	seen, failed := map[string]bool{}, map[string]int16{}
 	for _, rt := range topics {
 		if rt.Topic == nil || seen[*rt.Topic] {
 			continue
@@ -104,13 +105,16 @@ func (b *Broker) autoCreate(topics []kmsg.MetadataRequestTopic) (*metadata.Image
 			b.groups.ensureTopic()
 			continue
 		}
+		if err := b.createTopicError(r, *rt.Topic); err != nil {
+			failed[*rt.Topic] = errorCode(err)
+			continue
+		}
 		specs = append(specs, topicSpec{name: *rt.Topic, partitions: -1, rf: -1})
 	}
 	if len(specs) == 0 {
-		return b.meta.image(), nil
+		return b.meta.image(), failed
 	}
 	_, errs := b.createTopics(specs, false, quotaCheck{q: b.quota, strict: true})
-	failed := map[string]int16{}
 	for i, err := range errs {
 		switch {
 		case err == nil, errors.Is(err, kerr.TopicAlreadyExists):

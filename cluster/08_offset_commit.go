@@ -27,9 +27,12 @@ func init() {
 	register(&api{key: kmsg.OffsetCommit.Int16(), min: 0, max: 9, serve: serveOffsetCommit})
 }
 
-func serveOffsetCommit(b *Broker, _ *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
-	req := kreq.(*kmsg.OffsetCommitRequest)
-	var resp *kmsg.OffsetCommitResponse
-	b.groups.do(req.Group, func(c *group.Coordinator) { resp = c.CommitOffsets(time.Now(), req) })
+func serveOffsetCommit(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
+	req, refused := b.authorizeCommit(r, kreq.(*kmsg.OffsetCommitRequest))
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	if len(req.Topics) > 0 || len(refused) == 0 {
+		b.groups.do(req.Group, func(c *group.Coordinator) { resp = c.CommitOffsets(time.Now(), req) })
+	}
+	resp.Topics = append(resp.Topics, refused...)
 	return resp
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/acl"
 	"github.com/varve/varve/group"
 	vnet "github.com/varve/varve/net"
 )
@@ -33,7 +34,7 @@ func serveOffsetFetch(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet
 		for _, rg := range req.Groups {
 			g := kmsg.NewOffsetFetchResponseGroup()
 			g.Group = rg.Group
-			g.ErrorCode, g.Topics = b.fetchOffsets(rg.Group, rg.Topics)
+			g.ErrorCode, g.Topics = b.fetchOffsets(r, rg.Group, rg.Topics)
 			if g.Topics == nil {
 				g.Topics = []kmsg.OffsetFetchResponseGroupTopic{}
 			}
@@ -50,7 +51,7 @@ func serveOffsetFetch(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet
 			topics = append(topics, gt)
 		}
 	}
-	code, got := b.fetchOffsets(req.Group, topics)
+	code, got := b.fetchOffsets(r, req.Group, topics)
 	resp.ErrorCode = code
 	if code != 0 && r.Version < 2 {
 		got = errorPartitions(topics, code)
@@ -68,9 +69,12 @@ func serveOffsetFetch(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet
 	return resp
 }
 
-func (b *Broker) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequestGroupTopic) (code int16, out []kmsg.OffsetFetchResponseGroupTopic) {
+func (b *Broker) fetchOffsets(r *vnet.Request, groupID string, topics []kmsg.OffsetFetchRequestGroupTopic) (code int16, out []kmsg.OffsetFetchResponseGroupTopic) {
+	if code = b.groupRefusal(r, acl.OpDescribe, groupID); code != 0 {
+		return code, nil
+	}
 	b.groups.do(groupID, func(c *group.Coordinator) { code, out = c.FetchOffsets(time.Now(), groupID, topics) })
-	return code, out
+	return code, b.authorizeOffsetFetch(r, topics != nil, out)
 }
 
 // errorPartitions answers every requested partition with code (v0-1).

@@ -9,6 +9,8 @@ package cluster
 // transaction coordinator yet: transaction keys get this node.
 
 import (
+	"cmp"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -40,7 +42,7 @@ func serveFindCoordinator(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key, c.ErrorCode = k, code
 		c.NodeID, c.Host, c.Port = -1, "", -1
-		if code == 0 {
+		if c.ErrorCode = cmp.Or(b.coordinatorKeyRefusal(r, req.CoordinatorType, k), code); c.ErrorCode == 0 {
 			c.NodeID, c.Host, c.Port, c.ErrorCode = coordinatorFor(img, req.CoordinatorType, k, b.nodeID, b.clientListener(r))
 		}
 		resp.Coordinators = append(resp.Coordinators, c)

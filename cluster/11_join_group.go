@@ -16,6 +16,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/acl"
 	"github.com/varve/varve/group"
 	vnet "github.com/varve/varve/net"
 )
@@ -28,6 +29,11 @@ func serveJoinGroup(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(
 	req := kreq.(*kmsg.JoinGroupRequest)
 	client := group.Client{ID: r.ClientID, Host: clientHost(r)}
 	reply := func(resp *kmsg.JoinGroupResponse) { respond(encoded(r.Version, resp)) }
+	if code := b.groupRefusal(r, acl.OpRead, req.Group); code != 0 {
+		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.ErrorCode, resp.MemberID = code, req.MemberID
+		return resp
+	}
 	b.groups.do(req.Group, func(c *group.Coordinator) { c.Join(time.Now(), req, client, reply) })
 	return nil
 }

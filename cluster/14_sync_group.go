@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/acl"
 	"github.com/varve/varve/group"
 	vnet "github.com/varve/varve/net"
 )
@@ -23,6 +24,11 @@ func init() {
 func serveSyncGroup(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.SyncGroupRequest)
 	reply := func(resp *kmsg.SyncGroupResponse) { respond(encoded(r.Version, resp)) }
+	if code := b.groupRefusal(r, acl.OpRead, req.Group); code != 0 {
+		resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
+		resp.ErrorCode = code
+		return resp
+	}
 	b.groups.do(req.Group, func(c *group.Coordinator) { c.Sync(time.Now(), req, reply) })
 	return nil
 }

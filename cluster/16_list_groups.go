@@ -9,10 +9,12 @@ package cluster
 // loading, with the groups of the partitions already loaded.
 
 import (
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/acl"
 	"github.com/varve/varve/group"
 	vnet "github.com/varve/varve/net"
 )
@@ -21,7 +23,7 @@ func init() {
 	register(&api{key: kmsg.ListGroups.Int16(), min: 0, max: 5, serve: serveListGroups})
 }
 
-func serveListGroups(b *Broker, _ *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
+func serveListGroups(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.ListGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 	now := time.Now()
@@ -32,6 +34,11 @@ func serveListGroups(b *Broker, _ *vnet.Request, kreq kmsg.Request, _ func(vnet.
 				resp.ErrorCode = code
 			}
 			resp.Groups = append(resp.Groups, groups...)
+		})
+	}
+	if !b.authorizedCluster(r, acl.OpDescribe) { // Kafka: the groups the principal may describe
+		resp.Groups = slices.DeleteFunc(resp.Groups, func(g kmsg.ListGroupsResponseGroup) bool {
+			return b.groupRefusal(r, acl.OpDescribe, g.Group) != 0
 		})
 	}
 	return resp

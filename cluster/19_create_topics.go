@@ -10,6 +10,8 @@ package cluster
 // replica assignments are accepted when they name only this node.
 
 import (
+	"cmp"
+
 	"errors"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -31,7 +33,7 @@ func serveCreateTopics(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vne
 	var specs []topicSpec
 	var at []int // index in req.Topics of each spec
 	for i, rt := range req.Topics {
-		if errs[i] = b.refuseInternalTopicCreation(rt.Topic); errs[i] == nil {
+		if errs[i] = cmp.Or(b.createTopicError(r, rt.Topic), b.refuseInternalTopicCreation(rt.Topic)); errs[i] == nil {
 			specs, at = append(specs, b.createTopicSpec(rt)), append(at, i)
 		}
 	}

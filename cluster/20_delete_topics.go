@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/acl"
 	"github.com/varve/varve/group"
 	vnet "github.com/varve/varve/net"
 )
@@ -59,6 +60,8 @@ func serveDeleteTopics(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vne
 			// Deleting it would drop every group's committed offsets; the
 			// next FindCoordinator would recreate it empty.
 			st.ErrorCode = kerr.InvalidRequest.Code
+		case name != "" && b.topicAuthError(r, acl.OpDelete, name) != nil:
+			st.ErrorCode = kerr.TopicAuthorizationFailed.Code
 		case !b.cfg.DeleteTopicEnable:
 			st.ErrorCode = kerr.TopicDeletionDisabled.Code
 		case name == "" && t.name == nil:

@@ -5,8 +5,11 @@ package cluster
 // below it are removed by the next retention pass, as in Kafka.
 
 import (
+	"cmp"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/acl"
 	vnet "github.com/varve/varve/net"
 )
 
@@ -17,6 +20,7 @@ func init() {
 func serveDeleteRecords(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.DeleteRecordsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
+	del := b.topicCheck(r, acl.OpDelete)
 	for _, rt := range req.Topics {
 		st := kmsg.NewDeleteRecordsResponseTopic()
 		st.Topic = rt.Topic
@@ -24,6 +28,7 @@ func serveDeleteRecords(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vn
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition, sp.LowWatermark = rp.Partition, -1
 			p, err := b.partition(rt.Topic, rp.Partition)
+			err = cmp.Or(del.err(rt.Topic), err)
 			if err == nil {
 				sp.LowWatermark, err = p.DeleteRecordsBefore(rp.Offset)
 			}

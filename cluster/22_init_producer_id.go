@@ -26,6 +26,10 @@ func serveInitProducerID(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(v
 	req := kreq.(*kmsg.InitProducerIDRequest)
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	if err := b.initProducerIDError(r, req); err != nil {
+		resp.ErrorCode = errorCode(err)
+		return resp
+	}
 	if req.TransactionalID != nil {
 		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
 		return resp

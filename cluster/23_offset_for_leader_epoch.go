@@ -15,6 +15,7 @@ package cluster
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/acl"
 	vnet "github.com/varve/varve/net"
 	"github.com/varve/varve/replica"
 )
@@ -26,11 +27,17 @@ func init() {
 func serveOffsetForLeaderEpoch(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	describe := b.topicCheck(r, acl.OpDescribe)
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
 		for _, rp := range rt.Partitions {
-			st.Partitions = append(st.Partitions, b.offsetForLeaderEpoch(r.Version, rt.Topic, rp))
+			sp := b.offsetForLeaderEpoch(r.Version, rt.Topic, rp)
+			if err := describe.err(rt.Topic); err != nil {
+				sp = kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+				sp.Partition, sp.LeaderEpoch, sp.EndOffset, sp.ErrorCode = rp.Partition, -1, -1, errorCode(err)
+			}
+			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/acl"
 	"github.com/varve/varve/config"
 	vnet "github.com/varve/varve/net"
 )
@@ -30,6 +31,11 @@ func serveDescribeConfigs(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(
 	for _, rr := range req.Resources {
 		sr := kmsg.NewDescribeConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
+		if err := b.configResourceError(r, acl.OpDescribeConfigs, rr.ResourceType, rr.ResourceName); err != nil {
+			sr.ErrorCode = errorCode(err)
+			resp.Resources = append(resp.Resources, sr)
+			continue
+		}
 		switch rr.ResourceType {
 		case kmsg.ConfigResourceTypeTopic:
 			if _, ok := b.meta.image().Topic(rr.ResourceName); !ok {

@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"golang.org/x/sys/unix"
 
+	"github.com/varve/varve/acl"
 	vnet "github.com/varve/varve/net"
 )
 
@@ -31,9 +32,13 @@ func init() {
 // unknownVolumeBytes is Kafka's DescribeLogDirsResponse.UNKNOWN_VOLUME_BYTES.
 const unknownVolumeBytes = -1
 
-func serveDescribeLogDirs(b *Broker, _ *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
+func serveDescribeLogDirs(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.DescribeLogDirsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeLogDirsResponse)
+	if err := b.clusterAuthError(r, acl.OpDescribe); err != nil { // Kafka: no directory, the error from v3
+		resp.ErrorCode = errorCode(err)
+		return resp
+	}
 	offline := map[string]bool{}
 	for _, d := range b.parts.OfflineDirs() {
 		offline[absDir(d)] = true

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/acl"
 	vnet "github.com/varve/varve/net"
 )
 
@@ -25,7 +26,7 @@ func serveCreatePartitions(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func
 	for _, rt := range req.Topics {
 		st := kmsg.NewCreatePartitionsResponseTopic()
 		st.Topic = rt.Topic
-		var err error = nil
+		err := b.topicAuthError(r, acl.OpAlter, rt.Topic)
 		for _, a := range rt.Assignment {
 			if len(a.Replicas) != 1 || a.Replicas[0] != b.nodeID {
 				err = kerr.InvalidReplicaAssignment

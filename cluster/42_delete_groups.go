@@ -13,6 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/acl"
 	"github.com/varve/varve/group"
 	vnet "github.com/varve/varve/net"
 )
@@ -21,10 +22,16 @@ func init() {
 	register(&api{key: kmsg.DeleteGroups.Int16(), min: 0, max: 2, serve: serveDeleteGroups})
 }
 
-func serveDeleteGroups(b *Broker, _ *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
+func serveDeleteGroups(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.DeleteGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
 	for _, id := range req.Groups {
+		if code := b.groupRefusal(r, acl.OpDelete, id); code != 0 {
+			g := kmsg.NewDeleteGroupsResponseGroup()
+			g.Group, g.ErrorCode = id, code
+			resp.Groups = append(resp.Groups, g)
+			continue
+		}
 		b.groups.do(id, func(c *group.Coordinator) {
 			resp.Groups = append(resp.Groups, c.DeleteGroups(time.Now(), []string{id})...)
 		})

@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/acl"
 	"github.com/varve/varve/controller"
 	"github.com/varve/varve/metadata"
 	vnet "github.com/varve/varve/net"
@@ -36,11 +37,12 @@ func serveIncrementalAlterConfigs(b *Broker, r *vnet.Request, kreq kmsg.Request,
 	for _, rr := range req.Resources {
 		sr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		var err error
-		switch rr.ResourceType {
-		case kmsg.ConfigResourceTypeTopic:
+		err := b.configResourceError(r, acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName)
+		switch {
+		case err != nil:
+		case rr.ResourceType == kmsg.ConfigResourceTypeTopic:
 			err = b.alterTopicConfigs(rr.ResourceName, rr.Configs, req.ValidateOnly)
-		case kmsg.ConfigResourceTypeBroker:
+		case rr.ResourceType == kmsg.ConfigResourceTypeBroker:
 			err = controller.CheckBrokerConfigChanges(rr.ResourceName, brokerConfigChanges(rr.Configs))
 		default:
 			err = fmt.Errorf("%w: only topic and broker configurations can be altered", kerr.InvalidRequest)

@@ -22,9 +22,12 @@ func init() {
 	register(&api{key: kmsg.OffsetDelete.Int16(), min: 0, max: 0, serve: serveOffsetDelete})
 }
 
-func serveOffsetDelete(b *Broker, _ *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
-	req := kreq.(*kmsg.OffsetDeleteRequest)
-	var resp *kmsg.OffsetDeleteResponse
-	b.groups.do(req.Group, func(c *group.Coordinator) { resp = c.DeleteOffsets(time.Now(), req) })
+func serveOffsetDelete(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
+	req, refused, code := b.authorizeOffsetDelete(r, kreq.(*kmsg.OffsetDeleteRequest))
+	resp := kreq.ResponseKind().(*kmsg.OffsetDeleteResponse)
+	if resp.ErrorCode = code; code == 0 && (len(req.Topics) > 0 || len(refused) == 0) {
+		b.groups.do(req.Group, func(c *group.Coordinator) { resp = c.DeleteOffsets(time.Now(), req) })
+	}
+	resp.Topics = append(resp.Topics, refused...)
 	return resp
 }

@@ -6,6 +6,7 @@ package cluster
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/acl"
 	vnet "github.com/varve/varve/net"
 )
 
@@ -29,5 +30,8 @@ func serveDescribeCluster(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(
 		resp.Brokers = append(resp.Brokers, br)
 	}
 	resp.ClusterAuthorizedOperations = -2147483648
+	if req.IncludeClusterAuthorizedOperations && b.authz != nil { // KIP-430; Kafka checks nothing else here
+		resp.ClusterAuthorizedOperations = b.authorizedOperations(r, acl.ResourceCluster, acl.ClusterName, clusterOperations)
+	}
 	return resp
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/varve/varve/config"
 	"github.com/varve/varve/logdir"
+	"github.com/varve/varve/metadata"
 	vnet "github.com/varve/varve/net"
 	"github.com/varve/varve/quorum"
 	"github.com/varve/varve/replica"
@@ -42,6 +43,7 @@ type Broker struct {
 	repl         replication        // replicas.go: images applied to the replicas, fetchers' wire
 	fetchSess    fetchSessions      // fetch_session.go: KIP-227's session cache
 	sec          *security          // security.go: TLS and SASL per listener
+	authz        *authorizer        // authorize.go: nil when authorizer.class.name is empty
 
 	// In a cluster (controller.quorum.voters set) metadata changes go to
 	// the active controller through ctrl; nil on a single node, whose
@@ -79,6 +81,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 		return nil, err
 	}
 	b := &Broker{cfg: cfg, log: logger, nodeID: int32(cfg.NodeID), stopping: make(chan struct{}), stopImages: make(chan struct{}), sec: sec}
+	b.authz = newAuthorizer(cfg, func() *metadata.Image { return b.meta.image() })
 	if b.host, b.port, err = advertised(cfg); err != nil {
 		return nil, err
 	}

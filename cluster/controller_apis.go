@@ -26,6 +26,9 @@ func init() {
 }
 
 func serveControllerAPI(b *Broker, r *vnet.Request, req kmsg.Request, respond func(vnet.Response)) kmsg.Response {
+	if err := b.controllerAPIError(r, req); err != nil {
+		return controllerFailureCode(req, err, errorCode(err))
+	}
 	if b.ctrl == nil {
 		return singleNodeControllerAnswer(b, req)
 	}
@@ -47,7 +50,11 @@ func serveControllerAPI(b *Broker, r *vnet.Request, req kmsg.Request, respond fu
 // reached for: REQUEST_TIMED_OUT where the response has a top-level
 // error code, else on every item.
 func controllerFailure(req kmsg.Request, err error) kmsg.Response {
-	code := kerr.RequestTimedOut.Code
+	return controllerFailureCode(req, err, kerr.RequestTimedOut.Code)
+}
+
+// controllerFailureCode answers a request with code, as controllerFailure.
+func controllerFailureCode(req kmsg.Request, err error, code int16) kmsg.Response {
 	switch req := req.(type) {
 	case *kmsg.ElectLeadersRequest:
 		resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)

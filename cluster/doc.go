@@ -65,6 +65,13 @@
 // TLS client certificate's subject DN, else User:ANONYMOUS. What is not
 // built stops start-up instead of serving less than was configured.
 //
+// With authorizer.class.name set to Kafka's StandardAuthorizer, every
+// API checks Kafka's required operation against the ACLs of the
+// metadata image (authorize.go: the index and its refresh;
+// authorize_apis.go: each API's rule, in a table) and answers Kafka's
+// authorization errors; 29_describe_acls.go, 30_create_acls.go and
+// 31_delete_acls.go manage the ACLs.
+//
 // # Configuration and background cleaning
 //
 // Properties are package config's. The conversions into the configs of

@@ -19,7 +19,7 @@ import (
 
 // MetadataFile holds a single node's cluster metadata (topics, their ids,
 // partition counts and configuration overrides, the producer-id block,
-// topics being deleted, SCRAM credentials) until the Raft controller takes that role. It is
+// topics being deleted, SCRAM credentials, ACLs) until the Raft controller takes that role. It is
 // JSON, replaced atomically (write temp, fsync, rename, fsync dir) on
 // every change, and is the one source of the node's metadata images.
 const MetadataFile = "varve-metadata.json"
@@ -38,6 +38,7 @@ type metaFile struct {
 	Topics         map[string]*topicMeta `json:"topics"`
 	Deleting       []topicMeta           `json:"deleting,omitempty"`
 	Scram          []scramMeta           `json:"scram_credentials,omitempty"`
+	ACLs           []aclMeta             `json:"acls,omitempty"`
 }
 
 type topicMeta struct {
@@ -135,7 +136,8 @@ func (s *metaSource) replay(f metaFile, self metadata.RegisterBrokerRecord) []me
 	if f.ProducerIDNext > 0 {
 		recs = append(recs, metadata.ProducerIdsRecord{BrokerID: s.nodeID, NextProducerID: f.ProducerIDNext})
 	}
-	return append(recs, scramRecords(f.Scram)...)
+	recs = append(recs, scramRecords(f.Scram)...)
+	return append(recs, aclRecords(f.ACLs)...)
 }
 
 // topicRecords describes a new topic (from > 0: new partitions of an
@@ -248,6 +250,7 @@ func (s *metaSource) persistLocked(img *metadata.Image, deleting []topicMeta) er
 	for t := range img.Topics() {
 		f.Topics[t.Name] = &topicMeta{Name: t.Name, ID: t.ID, Partitions: int32(len(t.Partitions)), Configs: t.Configs}
 	}
+	f.ACLs = aclMetas(img)
 	data, err := json.MarshalIndent(&f, "", "  ")
 	if err != nil {
 		return err

@@ -162,6 +162,11 @@ type Broker struct {
 	ConnectionFailedAuthenticationDelayMs Millis // connection.failed.authentication.delay.ms
 	ConnectionsMaxReauthMs                Millis // connections.max.reauth.ms: 0, sessions never expire
 
+	// Authorization: on when AuthorizerClassName is StandardAuthorizer.
+	AuthorizerClassName       string // authorizer.class.name; "" (off) or StandardAuthorizer
+	SuperUsers                string // super.users: principals separated by ";"
+	AllowEveryoneIfNoACLFound bool   // allow.everyone.if.no.acl.found
+
 	// Varve's own (not Kafka's).
 	ControllerMutationRate float64 // varve.controller.mutation.rate: partitions per second; 0: unbounded
 	LogDirProbeIntervalMs  Millis  // varve.log.dir.probe.interval.ms: probe period of an offline log dir

@@ -237,6 +237,12 @@ var brokerDefs = []def{
 	{name: "sasl.oauthbearer.clock.skew.seconds", typ: tInt, deflt: "30", listener: true, check: atLeast(0)},
 	{name: "connections.max.reauth.ms", typ: tLong, deflt: "0", check: atLeast(0), field: func(b *Broker) any { return &b.ConnectionsMaxReauthMs },
 		note: "KIP-368: an authenticated SASL session's lifetime; a client re-authenticates on the connection before it ends, else its next request closes the connection; 0: sessions never expire"},
+	{name: "authorizer.class.name", typ: tString, deflt: "", check: authorizerClass, field: func(b *Broker) any { return &b.AuthorizerClassName },
+		note: "empty: no authorization, as Kafka; " + StandardAuthorizer + ": ACLs from the cluster metadata"},
+	{name: "super.users", typ: tString, deflt: "", field: func(b *Broker) any { return &b.SuperUsers },
+		note: "principals allowed everything, separated by semicolons (User:admin;User:broker)"},
+	{name: "allow.everyone.if.no.acl.found", typ: tBool, deflt: "false", field: func(b *Broker) any { return &b.AllowEveryoneIfNoACLFound },
+		note: "allow an operation on a resource no ACL applies to"},
 
 	// Varve's own.
 	{name: "varve.controller.mutation.rate", typ: tDouble, deflt: "100.0", varve: true, check: atLeast(0), field: func(b *Broker) any { return &b.ControllerMutationRate },

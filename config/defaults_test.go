@@ -104,6 +104,7 @@ var kafkaDefaults = map[string]string{
 	"sasl.oauthbearer.expected.audience": "", "sasl.oauthbearer.expected.issuer": "",
 	"sasl.oauthbearer.sub.claim.name": "sub", "sasl.oauthbearer.scope.claim.name": "scope",
 	"sasl.oauthbearer.clock.skew.seconds": "30",
+	"authorizer.class.name":               "", "super.users": "", "allow.everyone.if.no.acl.found": "false",
 }
 
 // varveDefaults are the properties whose default in Varve is not Kafka's,

@@ -119,6 +119,8 @@
 // TestDocListsEveryProperty -update` rewrites it.
 //
 //	advertised.listeners                             null                         (unset or empty: listeners)
+//	allow.everyone.if.no.acl.found                   false                        (allow an operation on a resource no ACL applies to)
+//	authorizer.class.name                            ""                           (empty: no authorization, as Kafka; org.apache.kafka.metadata.authorizer.StandardAuthorizer: ACLs from the cluster metadata)
 //	auto.create.topics.enable                        true
 //	auto.leader.rebalance.enable                     true
 //	background.threads                               10                           (accepted)
@@ -280,6 +282,7 @@
 //	ssl.truststore.location                          null                         (accepted)
 //	ssl.truststore.password                          null                         (accepted)
 //	ssl.truststore.type                              JKS                          (accepted; Varve reads PEM only)
+//	super.users                                      ""                           (principals allowed everything, separated by semicolons (User:admin;User:broker))
 //	transaction.max.timeout.ms                       900000
 //	transaction.partition.verification.enable        true                         (accepted)
 //	transaction.state.log.load.buffer.size           5242880                      (accepted)

@@ -209,6 +209,17 @@ func (b *Broker) validateListenerProps() error {
 
 // unsupportedUnless accepts only want: another value is Kafka's but asks
 // for something Varve does not do.
+// StandardAuthorizer is the one authorizer.class.name served: Kafka's
+// KRaft authorizer, whose ACLs live in the cluster metadata.
+const StandardAuthorizer = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+func authorizerClass(v any) error {
+	if s := v.(string); s != "" && s != StandardAuthorizer {
+		return fmt.Errorf("%w: only %s (ACLs in the cluster metadata), or nothing for no authorization", ErrUnsupported, StandardAuthorizer)
+	}
+	return nil
+}
+
 func unsupportedUnless(want string) check {
 	return func(v any) error {
 		if v.(string) != want {

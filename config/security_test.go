@@ -87,3 +87,19 @@ func TestListenerPropertyErrors(t *testing.T) {
 		}
 	}
 }
+
+// Kafka: authorizer.class.name is empty by default (no authorization);
+// the KRaft StandardAuthorizer is the one served, anything else stops
+// start-up.
+func TestAuthorizerClassName(t *testing.T) {
+	b, err := Parse(map[string]string{"authorizer.class.name": StandardAuthorizer, "super.users": "User:admin", "allow.everyone.if.no.acl.found": "true"})
+	if err != nil || b.AuthorizerClassName != StandardAuthorizer || b.SuperUsers != "User:admin" || !b.AllowEveryoneIfNoACLFound {
+		t.Fatalf("Parse: %+v, %v", b, err)
+	}
+	if _, err := Parse(map[string]string{"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"}); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("the ZooKeeper AclAuthorizer: %v, want ErrUnsupported", err)
+	}
+	if b, _ := Parse(nil); b.AuthorizerClassName != "" || b.AllowEveryoneIfNoACLFound {
+		t.Errorf("defaults: %q, %v", b.AuthorizerClassName, b.AllowEveryoneIfNoACLFound)
+	}
+}

@@ -3,13 +3,16 @@
 // broker registration, heartbeats and fencing, partition leader
 // elections, AlterPartition, controlled shutdown, replica placement,
 // preferred-leader elections and the automatic leader rebalance,
-// partition reassignments, and producer-id blocks. It is a
+// partition reassignments, producer-id blocks, and ACLs (acls.go:
+// CreateAcls and DeleteAcls as Kafka's AclControlManager, whose
+// planning a single node's metadata file shares). It is a
 // deterministic state machine in the manner of etcd raft and of package
 // group: no goroutines, no clock (time in ms is an argument of every
 // event that depends on it), no I/O.
 //
 // It is top-level rather than cluster/controller (DESIGN.md's sketch) so
-// that it depends on package metadata alone: the node (cluster) drives it,
+// that it depends on package metadata (and the leaf package acl, whose
+// model the ACL operations validate with) alone: the node (cluster) drives it,
 // and nothing in it knows a broker's network or logs.
 //
 // A Controller holds a *metadata.Image. Each operation validates against

@@ -48,6 +48,7 @@ type delta struct {
 	scramOwned   bool
 	owned        map[TopicID]bool // topics copied (or created) by this delta
 	resort       bool             // a topic was created or removed
+	aclsOwned    bool             // next.acls is this delta's copy
 }
 
 func (d *delta) replay(r Record) error {
@@ -78,6 +79,10 @@ func (d *delta) replay(r Record) error {
 		return d.scramCredential(r)
 	case RemoveUserScramCredentialRecord:
 		return d.removeScramCredential(r)
+	case AccessControlEntryRecord:
+		return d.addACL(r)
+	case RemoveAccessControlEntryRecord:
+		return d.removeACL(r)
 	}
 	return fmt.Errorf("%w: unknown record type %T", ErrInvalidRecord, r)
 }

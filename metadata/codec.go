@@ -100,6 +100,10 @@ func AppendRecord(dst []byte, rec Record) []byte {
 		return appendUserScramCredential(dst, r)
 	case RemoveUserScramCredentialRecord:
 		return appendRemoveUserScramCredential(dst, r)
+	case AccessControlEntryRecord:
+		return appendAccessControlEntry(dst, r)
+	case RemoveAccessControlEntryRecord:
+		return appendRemoveAccessControlEntry(dst, r)
 	}
 	// Record is closed: every implementation is listed above.
 	panic(fmt.Sprintf("metadata: AppendRecord of unknown record type %T", rec))

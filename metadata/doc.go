@@ -1,13 +1,14 @@
 // Package metadata is the cluster's metadata as Kafka's KRaft brokers
 // hold it: an immutable Image (brokers, topics and their partitions,
 // configuration overrides, the producer-id block, finalized feature
-// levels, SCRAM credentials) and the records that change it.
+// levels, SCRAM credentials, ACLs by id: image_acl.go) and the records that change it.
 //
 // A change is a list of records (TopicRecord, PartitionRecord,
 // PartitionChangeRecord, RemoveTopicRecord, ConfigRecord,
 // ProducerIdsRecord, RegisterBrokerRecord, BrokerRegistrationChangeRecord,
 // FenceBrokerRecord, UnfenceBrokerRecord, FeatureLevelRecord,
-// UserScramCredentialRecord, RemoveUserScramCredentialRecord, in the
+// UserScramCredentialRecord, RemoveUserScramCredentialRecord,
+// AccessControlEntryRecord, RemoveAccessControlEntryRecord, in the
 // shape of Kafka's)
 // replayed by Apply over one image into the next. Apply is
 // copy-on-write at the topic level: the next image shares every topic
@@ -28,8 +29,8 @@
 // Records are written and read in Kafka's binary format, as Kafka's
 // metadata log and snapshots hold them (codec.go: the framing, the api
 // keys and the versions; codec_wire.go: the primitives; codec_broker.go
-// codec_topic.go and codec_scram.go: each record's fields byte by
-// byte). A raft entry
+// codec_topic.go, codec_scram.go and codec_acl.go: each record's fields
+// byte by byte). A raft entry
 // holds one change's records (codec_entry.go). SnapshotRecords writes an
 // image as the records that rebuild it (snapshot.go), as Kafka's
 // snapshots do. Decoding is bounded by its input and never panics;

@@ -20,6 +20,7 @@ type Image struct {
 	sorted      []*Topic // by name
 	producerIDs ProducerIDs
 	features    map[string]int16 // finalized feature levels; never modified, replaced whole
+	acls        *ACLs            // nil: none (image_acl.go)
 
 	scram map[ScramKey]ScramCredential // SCRAM credentials (scram.go); copied on write
 }

@@ -20,7 +20,7 @@ const metadataVersionFeature = "metadata.version"
 // leader and partition epochs as they are (a PartitionRecord sets them,
 // it does not bump them); topic configuration overrides by topic and
 // name; the producer-id block; SCRAM credentials by user and
-// mechanism.
+// mechanism; the ACLs by id.
 //
 // The records share slices with img, which is immutable: they must not
 // be modified.
@@ -45,7 +45,8 @@ func SnapshotRecords(img *Image) []Record {
 		// what Kafka's ProducerIdsImage writes.
 		recs = append(recs, ProducerIdsRecord{BrokerID: p.BrokerID, BrokerEpoch: -1, NextProducerID: p.NextProducerID})
 	}
-	return appendScramRecords(recs, img)
+	recs = appendScramRecords(recs, img)
+	return appendACLRecords(recs, img)
 }
 
 func appendFeatureRecords(recs []Record, img *Image) []Record {
