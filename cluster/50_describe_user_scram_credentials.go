@@ -9,12 +9,14 @@ package cluster
 // Errors per user, Kafka's: RESOURCE_NOT_FOUND for a user without a
 // credential, DUPLICATE_RESOURCE for a user named twice.
 //
-// Skipped: authorization (Kafka requires DESCRIBE on the cluster).
+// With an authorizer, Kafka's rule: DESCRIBE on the cluster, else the
+// whole answer is CLUSTER_AUTHORIZATION_FAILED.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/acl"
 	vnet "github.com/varve/varve/net"
 )
 
@@ -22,9 +24,13 @@ func init() {
 	register(&api{key: kmsg.DescribeUserSCRAMCredentials.Int16(), min: 0, max: 0, serve: serveDescribeUserScramCredentials})
 }
 
-func serveDescribeUserScramCredentials(b *Broker, _ *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
+func serveDescribeUserScramCredentials(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.DescribeUserSCRAMCredentialsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
+	if err := b.clusterAuthError(r, acl.OpDescribe); err != nil {
+		resp.ErrorCode = errorCode(err)
+		return resp
+	}
 	img := b.meta.image()
 	byUser := map[string][]kmsg.DescribeUserSCRAMCredentialsResponseResultCredentialInfo{}
 	var users []string // in the image's order: by user, then mechanism

@@ -16,7 +16,8 @@ package cluster
 // SCRAM authentication looks credentials up in the current image, so a
 // change holds for the next authentication.
 //
-// Skipped: authorization (Kafka requires ALTER on the cluster).
+// With an authorizer, Kafka's rule: ALTER on the cluster, else every
+// user's result is CLUSTER_AUTHORIZATION_FAILED and nothing changes.
 
 import (
 	"bytes"
@@ -25,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/acl"
 	"github.com/varve/varve/controller"
 	"github.com/varve/varve/metadata"
 	vnet "github.com/varve/varve/net"
@@ -37,6 +39,9 @@ func init() {
 
 func serveAlterUserScramCredentials(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.AlterUserSCRAMCredentialsRequest)
+	if err := b.clusterAuthError(r, acl.OpAlter); err != nil {
+		return scramFailure(req, err)
+	}
 	dels, ups := quorum.ScramChanges(req)
 	if b.ctrl == nil {
 		var out controller.AlterScramResponse

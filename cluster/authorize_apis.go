@@ -40,6 +40,8 @@ package cluster
 //	DescribeCluster           nothing (KIP-430 operations when asked)
 //	DescribeAcls / CreateAcls, DeleteAcls
 //	                          Describe / Alter on the cluster
+//	DescribeUserScramCredentials / AlterUserScramCredentials
+//	                          Describe / Alter on the cluster
 //
 // ApiVersions, SaslHandshake and SaslAuthenticate need nothing.
 

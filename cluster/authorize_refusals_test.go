@@ -62,6 +62,16 @@ func TestACLRefusalsPerAPI(t *testing.T) {
 			r.Resources = append(r.Resources, rr)
 			return r
 		}, func(r kmsg.Response) int16 { return r.(*kmsg.DescribeConfigsResponse).Resources[0].ErrorCode }, cac},
+		{"DescribeUserScramCredentials", func() kmsg.Request {
+			return kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.DescribeUserSCRAMCredentialsResponse).ErrorCode }, cac},
+		{"AlterUserScramCredentials", func() kmsg.Request {
+			r := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+			d := kmsg.NewAlterUserSCRAMCredentialsRequestDeletion()
+			d.Name, d.Mechanism = "nobody", 1
+			r.Deletions = append(r.Deletions, d)
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.AlterUserSCRAMCredentialsResponse).Results[0].ErrorCode }, cac},
 		{"JoinGroup", func() kmsg.Request {
 			r := kmsg.NewPtrJoinGroupRequest()
 			r.Group, r.ProtocolType, r.SessionTimeoutMillis, r.RebalanceTimeoutMillis = "g", "consumer", 10000, 10000
