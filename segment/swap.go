@@ -92,6 +92,11 @@ func (c *CleanedSegment) Append(b []byte) error {
 	return nil
 }
 
+// AppendAbortedTxn adds an entry to the cleaned segment's transaction
+// index (a cleaner keeps the entries of the aborted transactions whose
+// markers it keeps). Entries must come in marker order.
+func (c *CleanedSegment) AppendAbortedTxn(a AbortedTxn) error { return c.s.appendAbortedTxn(a) }
+
 // Size is the number of bytes written so far.
 func (c *CleanedSegment) Size() int64 { return c.s.Size() }
 
@@ -275,7 +280,7 @@ func (l *Log) completeSwaps(swaps []int64, minCleaned int64, logs map[int64]bool
 		}
 	}
 	for _, base := range live {
-		for _, suf := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
+		for _, suf := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix} {
 			p := filepath.Join(l.dir, FilenamePrefix(base)+suf)
 			if err := l.cfg.FS.Rename(p+SwapSuffix, p); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return ioErr("rename swap", p, err)
@@ -302,7 +307,7 @@ func (l *Log) swapEnd(base int64) (int64, error) {
 
 // removeFiles deletes a segment's three files with the given suffix.
 func (l *Log) removeFiles(base int64, suffix string) error {
-	for _, suf := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
+	for _, suf := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix} {
 		p := filepath.Join(l.dir, FilenamePrefix(base)+suf+suffix)
 		if err := l.cfg.FS.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return ioErr("remove", p, err)
