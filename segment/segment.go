@@ -483,19 +483,23 @@ func (s *Segment) renameTo(suffix string) error {
 		return ioErr("rename", old.log, err)
 	}
 	s.names.Store(&segNames{logPath, idxPath, tidxPath})
-	if err := s.cfg.FS.Rename(txnPath(old.log), txnPath(logPath)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return ioErr("rename", txnPath(old.log), err)
-	}
 	if fh := s.h.Load(); fh != nil {
 		if err := fh.offsets.Rename(idxPath); err != nil {
 			return err
 		}
-		return fh.times.Rename(tidxPath)
-	}
-	for _, p := range [][2]string{{old.idx, idxPath}, {old.tidx, tidxPath}} {
-		if err := os.Rename(p[0], p[1]); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return ioErr("rename", p[0], err)
+		if err := fh.times.Rename(tidxPath); err != nil {
+			return err
 		}
+	} else {
+		for _, p := range [][2]string{{old.idx, idxPath}, {old.tidx, tidxPath}} {
+			if err := os.Rename(p[0], p[1]); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return ioErr("rename", p[0], err)
+			}
+		}
+	}
+	// The transaction index, like the others, is renamed beside its log.
+	if err := os.Rename(txnPath(old.log), txnPath(logPath)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return ioErr("rename", txnPath(old.log), err)
 	}
 	return nil
 }

@@ -280,11 +280,15 @@ func (l *Log) completeSwaps(swaps []int64, minCleaned int64, logs map[int64]bool
 		}
 	}
 	for _, base := range live {
-		for _, suf := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix} {
+		for _, suf := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
 			p := filepath.Join(l.dir, FilenamePrefix(base)+suf)
 			if err := l.cfg.FS.Rename(p+SwapSuffix, p); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return ioErr("rename swap", p, err)
 			}
+		}
+		txn := filepath.Join(l.dir, FilenamePrefix(base)+TxnIndexSuffix)
+		if err := os.Rename(txn+SwapSuffix, txn); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return ioErr("rename swap", txn, err)
 		}
 		logs[base] = true
 	}
@@ -307,11 +311,15 @@ func (l *Log) swapEnd(base int64) (int64, error) {
 
 // removeFiles deletes a segment's three files with the given suffix.
 func (l *Log) removeFiles(base int64, suffix string) error {
-	for _, suf := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix} {
+	for _, suf := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
 		p := filepath.Join(l.dir, FilenamePrefix(base)+suf+suffix)
 		if err := l.cfg.FS.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return ioErr("remove", p, err)
 		}
+	}
+	txn := filepath.Join(l.dir, FilenamePrefix(base)+TxnIndexSuffix+suffix)
+	if err := os.Remove(txn); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return ioErr("remove", txn, err)
 	}
 	return nil
 }

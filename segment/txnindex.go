@@ -168,7 +168,7 @@ func (s *Segment) rewriteTxnIndex(entries []AbortedTxn) error {
 	s.txn.entries.Store(&entries)
 	path := txnPath(s.Path())
 	if len(entries) == 0 {
-		if err := s.cfg.FS.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return ioErr("remove", path, err)
 		}
 		return nil
