@@ -290,8 +290,10 @@ func (l *Log) forgetUnreplicated() {
 // (Kafka's UnifiedLog.lastStableOffset): the first unstable offset
 // capped by highWatermark, the high watermark when no transaction is
 // unstable. Ended transactions whose marker is below highWatermark stop
-// counting as unstable (Kafka's onHighWatermarkUpdated). A log without
-// replication passes its log end offset. Safe for concurrent use.
+// counting as unstable (Kafka's onHighWatermarkUpdated) and are
+// forgotten, so a caller must never pass more than the partition's high
+// watermark. A log without replication passes its log end offset. Safe
+// for concurrent use.
 func (l *Log) LastStableOffset(highWatermark int64) int64 {
 	lso := min(highWatermark, l.end.Load())
 	l.lso.mu.Lock()
