@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -61,6 +62,13 @@ type Broker struct {
 	// through them) and before the replicas close.
 	stopImages chan struct{}
 	bg         sync.WaitGroup
+
+	// txnProduceCheck is what transactional produces pass
+	// (produce_validate.go); nil: RefuseTransactionalWithoutID.
+	txnProduceCheck atomic.Pointer[TxnProduceCheck]
+	// txnMarkerWritten hears of acknowledged transaction markers
+	// (27_write_txn_markers.go); nil: nobody.
+	txnMarkerWritten atomic.Pointer[TxnMarkerWritten]
 }
 
 // server is what the Reactor and the goroutine-per-connection server
