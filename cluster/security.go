@@ -5,9 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/asn1"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -28,12 +26,15 @@ import (
 //     and SaslAuthenticate (sasl.go) before any other request; the
 //     principal is the authenticated user.
 //
+// The controller listener and the inter-broker listener take the same
+// protocols, and this node's own connections to them (replica
+// fetchers, the controller client, the raft transport) are secured as
+// they say (security_peer.go, security_quorum.go).
+//
 // What is not built stops start-up with a message naming it, rather than
 // serving unencrypted, unauthenticated Kafka on a port configured for
 // more: a SASL mechanism other than PLAIN and SCRAM, a JKS or PKCS#12 key
-// store, encrypted keys, and security on the controller listeners or (in
-// a cluster) on the inter-broker listener, whose clients (quorum peers,
-// replica fetchers, forwarding to the controller) speak plaintext only.
+// store, encrypted keys.
 
 // anonymous is Kafka's KafkaPrincipal.ANONYMOUS.
 const anonymous = "User:ANONYMOUS"
@@ -53,6 +54,13 @@ type security struct {
 	byName    map[string]*listenerSecurity
 	byAddr    sync.Map // string (vnet.ConnInfo.Listener) -> *listenerSecurity
 	failDelay time.Duration
+
+	// In a cluster (security_quorum.go): the controller listener's
+	// server side, on this node's controller or learner listener, and
+	// the client sides of the connections this node opens.
+	controller *listenerSecurity
+	toBrokers  *peerSecurity // inter.broker.listener.name
+	toQuorum   *peerSecurity // controller.listener.names' first
 }
 
 // newSecurity builds each broker listener's security, or says what
@@ -66,6 +74,11 @@ func newSecurity(cfg *config.Broker) (*security, error) {
 		}
 		s.byName[l.Name] = ls
 	}
+	if inQuorum(cfg) {
+		if err := s.quorumSecurity(cfg); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -74,13 +87,6 @@ func newListenerSecurity(cfg *config.Broker, l config.Listener) (*listenerSecuri
 	ls := &listenerSecurity{name: l.Name, protocol: sec.Protocol}
 	if sec.Protocol == "PLAINTEXT" {
 		return ls, nil
-	}
-	if slices.Contains(cfg.ControllerListenerNames, l.Name) {
-		return ls, errors.New("Varve's controller quorum speaks plaintext only: map the controller listener to PLAINTEXT")
-	}
-	if inQuorum(cfg) && l.Name == cfg.InterBrokerListenerName {
-		return ls, errors.New("Varve's replica fetchers and forwarding to the controller speak plaintext only: " +
-			"make inter.broker.listener.name a PLAINTEXT listener")
 	}
 	var err error
 	if sec.Protocol == "SSL" || sec.Protocol == "SASL_SSL" {

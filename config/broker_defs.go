@@ -216,12 +216,16 @@ var brokerDefs = []def{
 		note: "Java's SSLContext protocol; crypto/tls negotiates within ssl.enabled.protocols"},
 	{name: "ssl.cipher.suites", typ: tList, null: true, listener: true,
 		note: "IANA names of TLS 1.2 suites; unset: crypto/tls's secure defaults; TLS 1.3 always uses crypto/tls's three AEAD suites"},
-	{name: "ssl.endpoint.identification.algorithm", typ: tString, deflt: "https", listener: true, note: "checked by clients; a broker serves the same certificate whatever it is"},
+	{name: "ssl.endpoint.identification.algorithm", typ: tString, deflt: "https", listener: true, check: oneOfOrNull("https", "HTTPS"),
+		note: "checked by this node's connections to other nodes (and by clients); empty: the chain is verified, not the host name"},
 	{name: "ssl.principal.mapping.rules", typ: tString, deflt: "DEFAULT", check: unsupportedUnless("DEFAULT"),
 		note: "DEFAULT only: the principal of a TLS client is its certificate's subject DN"},
 	{name: "sasl.enabled.mechanisms", typ: tList, deflt: "GSSAPI", listener: true, check: listOf(saslMechanisms...),
 		note: "Varve serves PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512; a SASL listener enabling another stops start-up"},
-	{name: "sasl.mechanism.inter.broker.protocol", typ: tString, deflt: "GSSAPI", check: oneOf(saslMechanisms...)},
+	{name: "sasl.mechanism.inter.broker.protocol", typ: tString, deflt: "GSSAPI", check: oneOf(saslMechanisms...),
+		note: "the follower fetchers' mechanism on a SASL inter-broker listener: PLAIN or SCRAM, as the listener's JAAS username and password"},
+	{name: "sasl.mechanism.controller.protocol", typ: tString, deflt: "GSSAPI", check: oneOf(saslMechanisms...),
+		note: "the controller client's and raft transport's mechanism on a SASL controller listener: PLAIN or SCRAM"},
 	{name: "connection.failed.authentication.delay.ms", typ: tInt, deflt: "100", check: atLeast(0), field: func(b *Broker) any { return &b.ConnectionFailedAuthenticationDelayMs }},
 
 	// Varve's own.

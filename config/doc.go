@@ -243,7 +243,8 @@
 //	replica.socket.timeout.ms                        30000
 //	request.timeout.ms                               30000                        (accepted)
 //	sasl.enabled.mechanisms                          GSSAPI                       (accepted; Varve serves PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512; a SASL listener enabling another stops start-up)
-//	sasl.mechanism.inter.broker.protocol             GSSAPI                       (accepted)
+//	sasl.mechanism.controller.protocol               GSSAPI                       (accepted; the controller client's and raft transport's mechanism on a SASL controller listener: PLAIN or SCRAM)
+//	sasl.mechanism.inter.broker.protocol             GSSAPI                       (accepted; the follower fetchers' mechanism on a SASL inter-broker listener: PLAIN or SCRAM, as the listener's JAAS username and password)
 //	security.inter.broker.protocol                   PLAINTEXT
 //	share.coordinator.state.topic.min.isr            2                            (accepted)
 //	share.coordinator.state.topic.num.partitions     50                           (accepted)
@@ -257,7 +258,7 @@
 //	ssl.cipher.suites                                null                         (accepted; IANA names of TLS 1.2 suites; unset: crypto/tls's secure defaults; TLS 1.3 always uses crypto/tls's three AEAD suites)
 //	ssl.client.auth                                  none                         (accepted)
 //	ssl.enabled.protocols                            TLSv1.2,TLSv1.3              (accepted)
-//	ssl.endpoint.identification.algorithm            https                        (accepted; checked by clients; a broker serves the same certificate whatever it is)
+//	ssl.endpoint.identification.algorithm            https                        (accepted; checked by this node's connections to other nodes (and by clients); empty: the chain is verified, not the host name)
 //	ssl.key.password                                 null                         (accepted; Varve reads unencrypted PEM keys only)
 //	ssl.keystore.certificate.chain                   null                         (accepted; PEM certificates, the node's first)
 //	ssl.keystore.key                                 null                         (accepted; PEM private key (PKCS#8, PKCS#1 or SEC 1), unencrypted)

@@ -47,6 +47,10 @@ type ListenerSecurity struct {
 	ClientAuth               string // ssl.client.auth: none, requested or required
 	EnabledProtocols         []string
 	CipherSuites             []string // ssl.cipher.suites; empty: the TLS library's defaults
+	// EndpointIdentificationAlgorithm is ssl.endpoint.identification.algorithm:
+	// https (a client checks the server's certificate names the host it
+	// dialed) or "" (it does not).
+	EndpointIdentificationAlgorithm string
 
 	SaslEnabledMechanisms []string // sasl.enabled.mechanisms
 	// JAAS maps an upper-case mechanism to its
@@ -70,7 +74,8 @@ func (b *Broker) Security(name string) ListenerSecurity {
 		TruststorePassword: get("ssl.truststore.password"), TruststoreCertificates: get("ssl.truststore.certificates"),
 		ClientAuth: get("ssl.client.auth"), EnabledProtocols: list("ssl.enabled.protocols"),
 		CipherSuites: list("ssl.cipher.suites"), SaslEnabledMechanisms: list("sasl.enabled.mechanisms"),
-		JAAS: map[string]string{},
+		EndpointIdentificationAlgorithm: get("ssl.endpoint.identification.algorithm"),
+		JAAS:                            map[string]string{},
 	}
 	for rest, v := range b.perLstnr[strings.ToLower(name)] {
 		if mech, ok := strings.CutSuffix(rest, jaasSuffix); ok {

@@ -40,6 +40,9 @@ func register(a *api) {
 // serve is the controller listener's handler: raft messages, and
 // Kafka's controller APIs at any version kmsg knows.
 func (n *Node) serve(r *vnet.Request, respond func(vnet.Response)) {
+	if n.cfg.Authenticate != nil && n.cfg.Authenticate(r, respond) {
+		return
+	}
 	switch {
 	case r.Key == RaftMessageKey:
 		n.serveRaft(r, respond)
