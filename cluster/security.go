@@ -54,6 +54,9 @@ type security struct {
 	byName    map[string]*listenerSecurity
 	byAddr    sync.Map // string (vnet.ConnInfo.Listener) -> *listenerSecurity
 	failDelay time.Duration
+	// rules map a TLS client's subject DN to its principal's name
+	// (ssl.principal.mapping.rules); nil is DEFAULT.
+	rules *config.PrincipalRules
 
 	// In a cluster (security_quorum.go): the controller listener's
 	// server side, on this node's controller or learner listener, and
@@ -67,12 +70,18 @@ type security struct {
 // stops this node from serving a listener as configured.
 func newSecurity(cfg *config.Broker) (*security, error) {
 	s := &security{byName: map[string]*listenerSecurity{}, failDelay: cfg.ConnectionFailedAuthenticationDelayMs.Duration()}
+	rules, _ := cfg.Get("ssl.principal.mapping.rules")
+	var err error
+	if s.rules, err = config.ParsePrincipalRules(rules); err != nil {
+		return nil, fmt.Errorf("ssl.principal.mapping.rules: %w", err) // config checked it
+	}
 	for _, l := range cfg.Listeners {
 		ls, err := newListenerSecurity(cfg, l)
 		if err != nil {
 			return nil, fmt.Errorf("listener %s (%s) uses security protocol %s: %w", l.Name, l.Addr(), ls.protocol, err)
 		}
 		s.byName[l.Name] = ls
+		s.mapsPrincipals(ls)
 	}
 	if inQuorum(cfg) {
 		if err := s.quorumSecurity(cfg); err != nil {
@@ -129,9 +138,41 @@ func (s *security) principal(r *vnet.Request) string {
 		}
 	}
 	if ls := s.of(r); ls != nil && ls.sasl == nil && r.Conn.TLS != nil && len(r.Conn.TLS.PeerCertificates) > 0 {
-		return "User:" + subjectDN(r.Conn.TLS.PeerCertificates[0])
+		name, err := s.certPrincipal(r.Conn.TLS.PeerCertificates[0])
+		if err != nil {
+			return anonymous // the handshake refused it (mapsPrincipals)
+		}
+		return "User:" + name
 	}
 	return anonymous
+}
+
+// certPrincipal is the principal name of a client certificate: its
+// subject DN mapped by ssl.principal.mapping.rules. Computed per call: a
+// DN and a few regular expressions cost microseconds.
+func (s *security) certPrincipal(cert *x509.Certificate) (string, error) {
+	dn := subjectDN(cert)
+	if s.rules == nil {
+		return dn, nil
+	}
+	return s.rules.Map(dn)
+}
+
+// mapsPrincipals makes an SSL listener's handshake refuse a client
+// certificate that no ssl.principal.mapping.rules rule maps, as Kafka's
+// SslAuthenticator fails the authentication of such a client. On
+// SASL_SSL the principal is the SASL user, and the rules play no part.
+func (s *security) mapsPrincipals(ls *listenerSecurity) {
+	if ls.tls == nil || ls.sasl != nil || s.rules == nil || s.rules.IsDefault() {
+		return
+	}
+	ls.tls.VerifyConnection = func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) == 0 {
+			return nil
+		}
+		_, err := s.certPrincipal(cs.PeerCertificates[0])
+		return err
+	}
 }
 
 // subjectDN renders a certificate's subject as Java's

@@ -40,6 +40,7 @@ func (s *security) quorumSecurity(cfg *config.Broker) error {
 			return fmt.Errorf("controller listener %s (varve.quorum.learner.listener) uses security protocol %s: %w", name, ls.protocol, err)
 		}
 	}
+	s.mapsPrincipals(ls)
 	s.controller = ls
 	var err error
 	clientID := fmt.Sprintf("varve-controller-client-%d", cfg.NodeID)

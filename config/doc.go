@@ -265,7 +265,7 @@
 //	ssl.keystore.location                            null                         (accepted; with ssl.keystore.type=PEM: one file holding the private key and the certificate chain)
 //	ssl.keystore.password                            null                         (accepted)
 //	ssl.keystore.type                                JKS                          (accepted; Varve reads PEM only)
-//	ssl.principal.mapping.rules                      DEFAULT                      (accepted; DEFAULT only: the principal of a TLS client is its certificate's subject DN)
+//	ssl.principal.mapping.rules                      DEFAULT                      (accepted; Kafka's RULE:pattern/replacement/[LU] and DEFAULT, mapping a TLS client's subject DN to its principal; patterns are Go (RE2) regular expressions)
 //	ssl.protocol                                     TLSv1.3                      (accepted; Java's SSLContext protocol; crypto/tls negotiates within ssl.enabled.protocols)
 //	ssl.truststore.certificates                      null                         (accepted)
 //	ssl.truststore.location                          null                         (accepted)

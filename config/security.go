@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -178,15 +177,4 @@ func (b *Broker) validateListenerProps() error {
 		}
 	}
 	return nil
-}
-
-// unsupportedUnless accepts only want: another value is Kafka's but asks
-// for something Varve does not do.
-func unsupportedUnless(want string) check {
-	return func(v any) error {
-		if v.(string) != want {
-			return fmt.Errorf("%w: only %s", ErrUnsupported, want)
-		}
-		return nil
-	}
 }
