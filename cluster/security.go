@@ -6,6 +6,7 @@ import (
 	"encoding/asn1"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +46,7 @@ type listenerSecurity struct {
 	name     string
 	protocol string
 	tls      *tls.Config // SSL, SASL_SSL; nil otherwise
+	store    *tlsStore   // tls's key store and trust store
 	sasl     *saslConfig // SASL_PLAINTEXT, SASL_SSL; nil otherwise
 }
 
@@ -68,7 +70,7 @@ type security struct {
 
 // newSecurity builds each broker listener's security, or says what
 // stops this node from serving a listener as configured.
-func newSecurity(cfg *config.Broker) (*security, error) {
+func newSecurity(cfg *config.Broker, log *slog.Logger) (*security, error) {
 	s := &security{byName: map[string]*listenerSecurity{}, failDelay: cfg.ConnectionFailedAuthenticationDelayMs.Duration()}
 	rules, _ := cfg.Get("ssl.principal.mapping.rules")
 	var err error
@@ -76,7 +78,7 @@ func newSecurity(cfg *config.Broker) (*security, error) {
 		return nil, fmt.Errorf("ssl.principal.mapping.rules: %w", err) // config checked it
 	}
 	for _, l := range cfg.Listeners {
-		ls, err := newListenerSecurity(cfg, l)
+		ls, err := newListenerSecurity(cfg, l, log)
 		if err != nil {
 			return nil, fmt.Errorf("listener %s (%s) uses security protocol %s: %w", l.Name, l.Addr(), ls.protocol, err)
 		}
@@ -84,14 +86,14 @@ func newSecurity(cfg *config.Broker) (*security, error) {
 		s.mapsPrincipals(ls)
 	}
 	if inQuorum(cfg) {
-		if err := s.quorumSecurity(cfg); err != nil {
+		if err := s.quorumSecurity(cfg, log); err != nil {
 			return nil, err
 		}
 	}
 	return s, nil
 }
 
-func newListenerSecurity(cfg *config.Broker, l config.Listener) (*listenerSecurity, error) {
+func newListenerSecurity(cfg *config.Broker, l config.Listener, log *slog.Logger) (*listenerSecurity, error) {
 	sec := cfg.Security(l.Name)
 	ls := &listenerSecurity{name: l.Name, protocol: sec.Protocol}
 	if sec.Protocol == "PLAINTEXT" {
@@ -99,7 +101,7 @@ func newListenerSecurity(cfg *config.Broker, l config.Listener) (*listenerSecuri
 	}
 	var err error
 	if sec.Protocol == "SSL" || sec.Protocol == "SASL_SSL" {
-		if ls.tls, err = newTLSConfig(sec); err != nil {
+		if ls.tls, ls.store, err = newTLSConfig(sec, log); err != nil {
 			return ls, err
 		}
 	}
@@ -166,13 +168,13 @@ func (s *security) mapsPrincipals(ls *listenerSecurity) {
 	if ls.tls == nil || ls.sasl != nil || s.rules == nil || s.rules.IsDefault() {
 		return
 	}
-	ls.tls.VerifyConnection = func(cs tls.ConnectionState) error {
+	ls.store.setVerify(func(cs tls.ConnectionState) error {
 		if len(cs.PeerCertificates) == 0 {
 			return nil
 		}
 		_, err := s.certPrincipal(cs.PeerCertificates[0])
 		return err
-	}
+	})
 }
 
 // subjectDN renders a certificate's subject as Java's

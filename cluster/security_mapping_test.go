@@ -6,6 +6,7 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"io"
+	"log/slog"
 	"testing"
 
 	"github.com/varve/varve/config"
@@ -35,7 +36,7 @@ func TestSSLPrincipalMappingRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec, err := newSecurity(cfg)
+	sec, err := newSecurity(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

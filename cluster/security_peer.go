@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	stdnet "net"
 	"strings"
 	"time"
@@ -61,12 +62,12 @@ type saslClient struct {
 
 // newPeerSecurity reads the client side of listener's security;
 // mechanismProp names the property that picks its SASL mechanism.
-func newPeerSecurity(cfg *config.Broker, listener, mechanismProp, clientID string) (*peerSecurity, error) {
+func newPeerSecurity(cfg *config.Broker, listener, mechanismProp, clientID string, log *slog.Logger) (*peerSecurity, error) {
 	sec := cfg.Security(listener)
 	p := &peerSecurity{listener: listener, protocol: sec.Protocol, clientID: clientID}
 	var err error
 	if sec.Protocol == "SSL" || sec.Protocol == "SASL_SSL" {
-		if p.tls, err = newTLSClient(sec); err != nil {
+		if p.tls, err = newTLSClient(sec, log); err != nil {
 			return nil, fmt.Errorf("connections to listener %s (%s): %w", listener, sec.Protocol, err)
 		}
 	}
@@ -130,35 +131,16 @@ func (p *peerSecurity) secure(ctx context.Context, conn stdnet.Conn, addr string
 	return out, nil
 }
 
-// tlsClient is the client side of a listener's TLS settings.
+// tlsClient is the client side of a listener's TLS settings: this
+// node's key store as its certificate, if it has one, and its trust
+// store, both reloaded when their files change (security_reload.go).
 type tlsClient struct {
-	base       *tls.Config
-	roots      *x509.CertPool
+	store      *tlsStore
 	verifyHost bool
 }
 
-func newTLSClient(s config.ListenerSecurity) (*tlsClient, error) {
-	var certs []tls.Certificate
-	if s.KeystoreLocation != "" || s.KeystoreKey != "" || s.KeystoreCertificateChain != "" {
-		cert, err := keyStore(s)
-		if err != nil {
-			return nil, err
-		}
-		certs = append(certs, cert)
-	}
-	roots, err := trustStore(s)
-	if err != nil {
-		return nil, err
-	}
-	minV, maxV, err := tlsVersions(s.EnabledProtocols)
-	if err != nil {
-		return nil, err
-	}
-	suites, err := cipherSuites(s.CipherSuites)
-	if err != nil {
-		return nil, err
-	}
-	c := &tlsClient{roots: roots}
+func newTLSClient(s config.ListenerSecurity, log *slog.Logger) (*tlsClient, error) {
+	c := &tlsClient{}
 	switch strings.ToLower(s.EndpointIdentificationAlgorithm) {
 	case "https":
 		c.verifyHost = true
@@ -166,13 +148,25 @@ func newTLSClient(s config.ListenerSecurity) (*tlsClient, error) {
 	default:
 		return nil, fmt.Errorf("ssl.endpoint.identification.algorithm=%s: Kafka knows https, or empty to skip the check", s.EndpointIdentificationAlgorithm)
 	}
-	c.base = &tls.Config{Certificates: certs, RootCAs: roots, MinVersion: minV, MaxVersion: maxV, CipherSuites: suites}
+	base, err := tlsBase(s)
+	if err != nil {
+		return nil, err
+	}
+	if c.store, err = newTLSStore(s, base, false, log); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
-// config is the configuration of one handshake with addr.
+// config is the configuration of one handshake with addr, with the
+// store's current certificates.
 func (c *tlsClient) config(addr string) *tls.Config {
-	cfg := c.base.Clone()
+	m := c.store.current()
+	cfg := c.store.base.Clone()
+	if m.cert != nil {
+		cfg.Certificates = []tls.Certificate{*m.cert}
+	}
+	cfg.RootCAs = m.roots
 	host, _, err := stdnet.SplitHostPort(addr)
 	if err != nil {
 		host = addr
@@ -181,7 +175,7 @@ func (c *tlsClient) config(addr string) *tls.Config {
 	if !c.verifyHost {
 		// The chain is still verified, without the host name.
 		cfg.InsecureSkipVerify = true
-		cfg.VerifyConnection = func(cs tls.ConnectionState) error { return verifyChain(cs, c.roots) }
+		cfg.VerifyConnection = func(cs tls.ConnectionState) error { return verifyChain(cs, m.roots) }
 	}
 	return cfg
 }

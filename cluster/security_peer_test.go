@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509/pkix"
+	"log/slog"
 	stdnet "net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +67,7 @@ func TestPeerTLSEndpointIdentification(t *testing.T) {
 		{"https", addr, other, false},
 	} {
 		cl, err := newTLSClient(config.ListenerSecurity{TruststoreType: "PEM", TruststoreCertificates: string(c.trust.PEM),
-			EnabledProtocols: []string{"TLSv1.2", "TLSv1.3"}, EndpointIdentificationAlgorithm: c.algorithm})
+			EnabledProtocols: []string{"TLSv1.2", "TLSv1.3"}, EndpointIdentificationAlgorithm: c.algorithm}, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,5 +110,79 @@ func TestPeerSaslClientConfig(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "s3cr3t") {
 			t.Errorf("the error shows a password: %v", err)
 		}
+	}
+}
+
+// Kafka: a node's own key store, rotated on disk (KIP-226), is the
+// client certificate of its next connections to other nodes.
+func TestPeerTLSClientCertificateReload(t *testing.T) {
+	defer func(old int64) { tlsReloadEvery.Store(old) }(tlsReloadEvery.Swap(int64(time.Millisecond)))
+	ca, err := testcert.NewCA("peer CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := ca.Server(pkix.Name{CommonName: "server"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := make(chan string, 4)
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{srv.TLS},
+		ClientCAs: ca.Pool(), ClientAuth: tls.RequireAndVerifyClientCert})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if c.(*tls.Conn).Handshake() == nil {
+				seen <- c.(*tls.Conn).ConnectionState().PeerCertificates[0].Subject.CommonName
+			}
+			c.Close()
+		}
+	}()
+	keystore := t.TempDir() + "/node.pem"
+	write := func(cn string) {
+		l, err := ca.Node(pkix.Name{CommonName: cn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(keystore+".tmp", append(l.KeyPEM, l.CertPEM...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(keystore+".tmp", keystore); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("node-old")
+	cl, err := newTLSClient(config.ListenerSecurity{KeystoreType: "PEM", KeystoreLocation: keystore, TruststoreType: "PEM",
+		TruststoreCertificates: string(ca.PEM), EnabledProtocols: []string{"TLSv1.3"}, EndpointIdentificationAlgorithm: "https"},
+		slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &peerSecurity{listener: "SSL", tls: cl}
+	connect := func() string {
+		conn, err := stdnet.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := p.secure(context.Background(), conn, ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc.Close()
+		return <-seen
+	}
+	if got := connect(); got != "node-old" {
+		t.Fatalf("presented %s", got)
+	}
+	write("node-new")
+	time.Sleep(5 * time.Millisecond)
+	if got := connect(); got != "node-new" {
+		t.Fatalf("after the rotation, presented %s", got)
 	}
 }

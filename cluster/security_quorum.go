@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	stdnet "net"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -28,7 +29,7 @@ import (
 
 // quorumSecurity builds the controller listener's server side and the
 // client sides of this node's connections to other nodes.
-func (s *security) quorumSecurity(cfg *config.Broker) error {
+func (s *security) quorumSecurity(cfg *config.Broker, log *slog.Logger) error {
 	if len(cfg.ControllerListenerNames) == 0 {
 		return nil // config refuses a cluster without one
 	}
@@ -36,7 +37,7 @@ func (s *security) quorumSecurity(cfg *config.Broker) error {
 	ls := s.byName[name]
 	if ls == nil { // a broker-only node listens for the log on its learner listener
 		var err error
-		if ls, err = newListenerSecurity(cfg, config.Listener{Name: name}); err != nil {
+		if ls, err = newListenerSecurity(cfg, config.Listener{Name: name}, log); err != nil {
 			return fmt.Errorf("controller listener %s (varve.quorum.learner.listener) uses security protocol %s: %w", name, ls.protocol, err)
 		}
 	}
@@ -44,11 +45,11 @@ func (s *security) quorumSecurity(cfg *config.Broker) error {
 	s.controller = ls
 	var err error
 	clientID := fmt.Sprintf("varve-controller-client-%d", cfg.NodeID)
-	if s.toQuorum, err = newPeerSecurity(cfg, name, "sasl.mechanism.controller.protocol", clientID); err != nil {
+	if s.toQuorum, err = newPeerSecurity(cfg, name, "sasl.mechanism.controller.protocol", clientID, log); err != nil {
 		return err
 	}
 	if cfg.HasRole("broker") && cfg.InterBrokerListenerName != "" {
-		s.toBrokers, err = newPeerSecurity(cfg, cfg.InterBrokerListenerName, "sasl.mechanism.inter.broker.protocol", "varve-replica-fetcher")
+		s.toBrokers, err = newPeerSecurity(cfg, cfg.InterBrokerListenerName, "sasl.mechanism.inter.broker.protocol", "varve-replica-fetcher", log)
 	}
 	return err
 }
