@@ -3,7 +3,9 @@ package cluster_test
 import (
 	"crypto/tls"
 	"crypto/x509/pkix"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,6 +24,7 @@ import (
 type securedCluster struct {
 	*quorumCluster
 	opts []kgo.Opt
+	tls  *tls.Config // the clients' TLS settings
 }
 
 // nodeKeystores writes one PEM key store per node, signed by the CA
@@ -66,7 +69,7 @@ func startMutualTLSCluster(t *testing.T, good *testcert.CA, ca func(i int) *test
 		t.Fatal(err)
 	}
 	tlsc := &tls.Config{RootCAs: good.Pool(), Certificates: []tls.Certificate{cl.TLS}}
-	return &securedCluster{quorumCluster: tc, opts: []kgo.Opt{kgo.DialTLSConfig(tlsc)}}
+	return &securedCluster{quorumCluster: tc, opts: []kgo.Opt{kgo.DialTLSConfig(tlsc)}, tls: tlsc}
 }
 
 func (sc *securedCluster) client(t *testing.T, opts ...kgo.Opt) *kgo.Client {
@@ -91,6 +94,45 @@ func (sc *securedCluster) brokers(t *testing.T) []int32 {
 func (sc *securedCluster) waitBrokers(t *testing.T, n int) {
 	t.Helper()
 	waitWithin(t, 30*time.Second, fmt.Sprintf("%d brokers registered", n), func() bool { return len(sc.brokers(t)) == n })
+}
+
+// controllerAddr is node i's controller listener.
+func (sc *securedCluster) controllerAddr(i int) string {
+	return strings.Split(sc.props[i]["controller.quorum.voters"], ",")[i][len(fmt.Sprint(i+1))+1:]
+}
+
+// controllerApiKeys asks a controller listener for its ApiVersions (v0,
+// before any authentication) over TLS and returns each key's highest
+// version.
+func controllerApiKeys(t *testing.T, addr string, cfg *tls.Config) map[int16]int16 {
+	t.Helper()
+	c, err := tls.Dial("tcp", addr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	req := kmsg.NewPtrApiVersionsRequest()
+	if _, err := c.Write(kmsg.NewRequestFormatter().AppendRequest(nil, req, 1)); err != nil {
+		t.Fatal(err)
+	}
+	var size [4]byte
+	if _, err := io.ReadFull(c, size[:]); err != nil {
+		t.Fatal(err)
+	}
+	body := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(c, body); err != nil || len(body) < 4 {
+		t.Fatalf("ApiVersions answer: %v", err)
+	}
+	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
+	if err := resp.ReadFrom(body[4:]); err != nil {
+		t.Fatal(err)
+	}
+	out := map[int16]int16{}
+	for _, k := range resp.ApiKeys {
+		out[k.ApiKey] = k.MaxVersion
+	}
+	return out
 }
 
 // replicateAndFailOver creates a topic replicated on the three nodes,
@@ -164,8 +206,7 @@ func TestThreeNodesMutualTLS(t *testing.T) {
 	sc.waitBrokers(t, 3)
 	// The controller listener speaks TLS only: a plaintext request is
 	// never answered.
-	ctlAddr := strings.SplitN(sc.props[0]["controller.quorum.voters"], ",", 2)[0][2:]
-	raw := dialRaw(t, ctlAddr)
+	raw := dialRaw(t, sc.controllerAddr(0))
 	raw.send(t, kmsg.NewPtrApiVersionsRequest())
 	raw.expectClosedSilently(t, "a plaintext ApiVersions on the TLS controller listener")
 	sc.replicateAndFailOver(t)
@@ -236,7 +277,8 @@ func startSaslCluster(t *testing.T, password func(i int) (broker, controller str
 		props["listener.name.controller.plain.sasl.jaas.config"] = fmt.Sprintf(jaasControllerPlain, cpw)
 	})
 	mech := scram.Auth{User: "app", Pass: "app-secret"}.AsSha512Mechanism()
-	return &securedCluster{quorumCluster: tc, opts: []kgo.Opt{kgo.DialTLSConfig(&tls.Config{RootCAs: ca.Pool()}), kgo.SASL(mech)}}
+	tlsc := &tls.Config{RootCAs: ca.Pool()}
+	return &securedCluster{quorumCluster: tc, opts: []kgo.Opt{kgo.DialTLSConfig(tlsc), kgo.SASL(mech)}, tls: tlsc}
 }
 
 // Kafka: SASL_SSL inter-broker and controller listeners, the nodes
@@ -246,6 +288,13 @@ func startSaslCluster(t *testing.T, password func(i int) (broker, controller str
 func TestThreeNodesSaslSSL(t *testing.T) {
 	sc := startSaslCluster(t, func(int) (string, string) { return "broker-secret", "controller-secret" })
 	sc.waitBrokers(t, 3)
+	// A SASL client of the controller listener finds SaslHandshake and
+	// SaslAuthenticate in its ApiVersions, as on a Kafka controller.
+	keys := controllerApiKeys(t, sc.controllerAddr(0), sc.tls)
+	if keys[kmsg.SASLHandshake.Int16()] != 1 || keys[kmsg.SASLAuthenticate.Int16()] != 2 {
+		t.Errorf("the controller listener's ApiVersions: SaslHandshake up to v%d, SaslAuthenticate up to v%d; want 1 and 2",
+			keys[kmsg.SASLHandshake.Int16()], keys[kmsg.SASLAuthenticate.Int16()])
+	}
 	sc.replicateAndFailOver(t)
 }
 
