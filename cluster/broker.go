@@ -84,7 +84,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	sec, err := newSecurity(cfg)
+	sec, err := newSecurity(cfg, logger)
 	if err != nil {
 		return nil, err
 	}

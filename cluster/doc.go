@@ -62,8 +62,18 @@
 // allow before dispatching it, and closes a connection whose session
 // is over. A
 // connection's principal (security.principal) is the SASL user, else the
-// TLS client certificate's subject DN, else User:ANONYMOUS. What is not
-// built stops start-up instead of serving less than was configured.
+// TLS client certificate's subject DN mapped by
+// ssl.principal.mapping.rules (a certificate no rule maps fails its
+// handshake), else User:ANONYMOUS. Key and trust stores named by file
+// are reloaded when the files change, at most once a second, on a
+// handshake (security_reload.go); a file that does not load is logged
+// and the old material kept. The controller listener and the
+// inter-broker listener take the same protocols; this node's own
+// connections to them (follower fetchers, controller client, raft
+// transport) present its key store, verify with its trust store and
+// authenticate with PLAIN or SCRAM as the listener says
+// (security_peer.go, security_quorum.go). What is not built stops
+// start-up instead of serving less than was configured.
 //
 // With authorizer.class.name set to Kafka's StandardAuthorizer, every
 // API checks Kafka's required operation against the ACLs of the

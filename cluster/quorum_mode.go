@@ -53,6 +53,7 @@ func (b *Broker) openQuorum() error {
 	}
 	qc := quorumConfig(b.cfg, clusterID)
 	qc.Logger = b.log
+	b.secureQuorum(&qc)
 	node, err := quorum.New(qc)
 	if err != nil {
 		return err

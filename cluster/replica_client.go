@@ -7,7 +7,8 @@ package cluster
 // inter.broker.listener.name endpoint from the image's broker
 // registrations. A connection serves one fetch at a time; with
 // num.replica.fetchers loops towards a leader there are at most that
-// many, each loop keeping one. Connections dial from this node's own
+// many, each loop keeping one; each is secured as the inter-broker
+// listener says (TLS, SASL: security_peer.go). Connections dial from this node's own
 // listener host, so that on one machine every node's links are told
 // apart by address (the fault tests cut them by source and
 // destination).
@@ -125,6 +126,11 @@ func (c *replicaClient) conn(ctx context.Context, leader int32, addr string) (*p
 	d := stdnet.Dialer{Timeout: c.timeout, LocalAddr: c.localAddr()}
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
+		return nil, err
+	}
+	hctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	if nc, err = c.b.sec.toBrokers.secure(hctx, nc, addr); err != nil {
 		return nil, err
 	}
 	return &peerConn{addr: addr, c: nc, r: bufio.NewReaderSize(nc, 64<<10)}, nil

@@ -5,9 +5,8 @@ import (
 	"crypto/x509"
 	"encoding/asn1"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"slices"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,12 +28,15 @@ import (
 //     and SaslAuthenticate (sasl.go) before any other request; the
 //     principal is the authenticated user.
 //
+// The controller listener and the inter-broker listener take the same
+// protocols, and this node's own connections to them (replica
+// fetchers, the controller client, the raft transport) are secured as
+// they say (security_peer.go, security_quorum.go).
+//
 // What is not built stops start-up with a message naming it, rather than
 // serving unencrypted, unauthenticated Kafka on a port configured for
-// more: GSSAPI, OAUTHBEARER without a way to validate tokens, a JKS or PKCS#12 key
-// store, encrypted keys, and security on the controller listeners or (in
-// a cluster) on the inter-broker listener, whose clients (quorum peers,
-// replica fetchers, forwarding to the controller) speak plaintext only.
+// more: GSSAPI, OAUTHBEARER without a way to validate tokens, a JKS or
+// PKCS#12 key store, encrypted keys.
 
 // anonymous is Kafka's KafkaPrincipal.ANONYMOUS.
 const anonymous = "User:ANONYMOUS"
@@ -45,6 +47,7 @@ type listenerSecurity struct {
 	name     string
 	protocol string
 	tls      *tls.Config // SSL, SASL_SSL; nil otherwise
+	store    *tlsStore   // tls's key store and trust store
 	sasl     *saslConfig // SASL_PLAINTEXT, SASL_SSL; nil otherwise
 }
 
@@ -58,39 +61,54 @@ type security struct {
 
 	reauths       atomic.Int64 // successful re-authentications (Kafka: successful-reauthentication-total)
 	expiredClosed atomic.Int64 // connections closed for an expired session (Kafka: expired-connections-killed-count)
+
+	// rules map a TLS client's subject DN to its principal's name
+	// (ssl.principal.mapping.rules); nil is DEFAULT.
+	rules *config.PrincipalRules
+
+	// In a cluster (security_quorum.go): the controller listener's
+	// server side, on this node's controller or learner listener, and
+	// the client sides of the connections this node opens.
+	controller *listenerSecurity
+	toBrokers  *peerSecurity // inter.broker.listener.name
+	toQuorum   *peerSecurity // controller.listener.names' first
 }
 
 // newSecurity builds each broker listener's security, or says what
 // stops this node from serving a listener as configured.
-func newSecurity(cfg *config.Broker) (*security, error) {
+func newSecurity(cfg *config.Broker, log *slog.Logger) (*security, error) {
 	s := &security{byName: map[string]*listenerSecurity{}, failDelay: cfg.ConnectionFailedAuthenticationDelayMs.Duration(),
 		maxReauth: cfg.ConnectionsMaxReauthMs.Duration()}
+	rules, _ := cfg.Get("ssl.principal.mapping.rules")
+	var err error
+	if s.rules, err = config.ParsePrincipalRules(rules); err != nil {
+		return nil, fmt.Errorf("ssl.principal.mapping.rules: %w", err) // config checked it
+	}
 	for _, l := range cfg.Listeners {
-		ls, err := newListenerSecurity(cfg, l)
+		ls, err := newListenerSecurity(cfg, l, log)
 		if err != nil {
 			return nil, fmt.Errorf("listener %s (%s) uses security protocol %s: %w", l.Name, l.Addr(), ls.protocol, err)
 		}
 		s.byName[l.Name] = ls
+		s.mapsPrincipals(ls)
+	}
+	if inQuorum(cfg) {
+		if err := s.quorumSecurity(cfg, log); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
 
-func newListenerSecurity(cfg *config.Broker, l config.Listener) (*listenerSecurity, error) {
+func newListenerSecurity(cfg *config.Broker, l config.Listener, log *slog.Logger) (*listenerSecurity, error) {
 	sec := cfg.Security(l.Name)
 	ls := &listenerSecurity{name: l.Name, protocol: sec.Protocol}
 	if sec.Protocol == "PLAINTEXT" {
 		return ls, nil
 	}
-	if slices.Contains(cfg.ControllerListenerNames, l.Name) {
-		return ls, errors.New("Varve's controller quorum speaks plaintext only: map the controller listener to PLAINTEXT")
-	}
-	if inQuorum(cfg) && l.Name == cfg.InterBrokerListenerName {
-		return ls, errors.New("Varve's replica fetchers and forwarding to the controller speak plaintext only: " +
-			"make inter.broker.listener.name a PLAINTEXT listener")
-	}
 	var err error
 	if sec.Protocol == "SSL" || sec.Protocol == "SASL_SSL" {
-		if ls.tls, err = newTLSConfig(sec); err != nil {
+		if ls.tls, ls.store, err = newTLSConfig(sec, log); err != nil {
 			return ls, err
 		}
 	}
@@ -129,9 +147,41 @@ func (s *security) principal(r *vnet.Request) string {
 		}
 	}
 	if ls := s.of(r); ls != nil && ls.sasl == nil && r.Conn.TLS != nil && len(r.Conn.TLS.PeerCertificates) > 0 {
-		return "User:" + subjectDN(r.Conn.TLS.PeerCertificates[0])
+		name, err := s.certPrincipal(r.Conn.TLS.PeerCertificates[0])
+		if err != nil {
+			return anonymous // the handshake refused it (mapsPrincipals)
+		}
+		return "User:" + name
 	}
 	return anonymous
+}
+
+// certPrincipal is the principal name of a client certificate: its
+// subject DN mapped by ssl.principal.mapping.rules. Computed per call: a
+// DN and a few regular expressions cost microseconds.
+func (s *security) certPrincipal(cert *x509.Certificate) (string, error) {
+	dn := subjectDN(cert)
+	if s.rules == nil {
+		return dn, nil
+	}
+	return s.rules.Map(dn)
+}
+
+// mapsPrincipals makes an SSL listener's handshake refuse a client
+// certificate that no ssl.principal.mapping.rules rule maps, as Kafka's
+// SslAuthenticator fails the authentication of such a client. On
+// SASL_SSL the principal is the SASL user, and the rules play no part.
+func (s *security) mapsPrincipals(ls *listenerSecurity) {
+	if ls.tls == nil || ls.sasl != nil || s.rules == nil || s.rules.IsDefault() {
+		return
+	}
+	ls.store.setVerify(func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) == 0 {
+			return nil
+		}
+		_, err := s.certPrincipal(cs.PeerCertificates[0])
+		return err
+	})
 }
 
 // subjectDN renders a certificate's subject as Java's

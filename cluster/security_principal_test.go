@@ -7,6 +7,7 @@ import (
 	"encoding/asn1"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -79,7 +80,7 @@ func TestUnbuiltSecurityStopsStartUp(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if _, err := newSecurity(cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := newSecurity(cfg, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		} else if strings.Contains(err.Error(), "PRIVATE KEY") || strings.Contains(err.Error(), `"b"`) {
 			t.Errorf("%s: the error shows a secret: %v", c.name, err)

@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -18,15 +19,28 @@ import (
 // certificate chain (inline, or one file holding both), the certificates
 // that client certificates must chain to, ssl.client.auth,
 // ssl.enabled.protocols and ssl.cipher.suites.
-func newTLSConfig(s config.ListenerSecurity) (*tls.Config, error) {
-	cert, err := keyStore(s)
+//
+// The key store and trust store come from a tlsStore, so a handshake
+// takes the files' current content (security_reload.go); the returned
+// configuration hands each handshake the store's current one.
+func newTLSConfig(s config.ListenerSecurity, log *slog.Logger) (*tls.Config, *tlsStore, error) {
+	base, err := tlsBase(s)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	roots, err := trustStore(s)
+	base.ClientAuth = map[string]tls.ClientAuthType{
+		"none": tls.NoClientCert, "requested": tls.VerifyClientCertIfGiven, "required": tls.RequireAndVerifyClientCert,
+	}[s.ClientAuth]
+	st, err := newTLSStore(s, base, true, log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	return &tls.Config{GetConfigForClient: st.serverConfig, MinVersion: base.MinVersion, MaxVersion: base.MaxVersion}, st, nil
+}
+
+// tlsBase is what a TLS configuration takes from the properties rather
+// than from files: ssl.enabled.protocols and ssl.cipher.suites.
+func tlsBase(s config.ListenerSecurity) (*tls.Config, error) {
 	minV, maxV, err := tlsVersions(s.EnabledProtocols)
 	if err != nil {
 		return nil, err
@@ -35,13 +49,7 @@ func newTLSConfig(s config.ListenerSecurity) (*tls.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	auth := map[string]tls.ClientAuthType{
-		"none": tls.NoClientCert, "requested": tls.VerifyClientCertIfGiven, "required": tls.RequireAndVerifyClientCert,
-	}[s.ClientAuth]
-	return &tls.Config{
-		Certificates: []tls.Certificate{cert}, ClientCAs: roots, ClientAuth: auth,
-		MinVersion: minV, MaxVersion: maxV, CipherSuites: suites,
-	}, nil
+	return &tls.Config{MinVersion: minV, MaxVersion: maxV, CipherSuites: suites}, nil
 }
 
 // keyStore reads the node's key and certificate chain.

@@ -97,7 +97,7 @@ var kafkaDefaults = map[string]string{
 	"ssl.truststore.certificates": "", "ssl.client.auth": "none", "ssl.enabled.protocols": "TLSv1.2,TLSv1.3",
 	"ssl.protocol": "TLSv1.3", "ssl.cipher.suites": "", "ssl.endpoint.identification.algorithm": "https",
 	"ssl.principal.mapping.rules": "DEFAULT", "sasl.enabled.mechanisms": "GSSAPI",
-	"sasl.mechanism.inter.broker.protocol": "GSSAPI", "connection.failed.authentication.delay.ms": "100",
+	"sasl.mechanism.inter.broker.protocol": "GSSAPI", "sasl.mechanism.controller.protocol": "GSSAPI", "connection.failed.authentication.delay.ms": "100",
 	"connections.max.reauth.ms":          "0",
 	"sasl.oauthbearer.jwks.endpoint.url": "", "sasl.oauthbearer.jwks.endpoint.refresh.ms": "3600000",
 	"sasl.oauthbearer.jwks.endpoint.retry.backoff.ms": "100", "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms": "10000",

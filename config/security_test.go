@@ -79,7 +79,7 @@ func TestListenerPropertyErrors(t *testing.T) {
 		{"listener.name.external.ssl.client.auth", "none", "no listener is named EXTERNAL", ErrInvalidValue},
 		{"listener.name.plaintext.sasl.enabled.mechanisms", "PLAIN,DIGEST-MD5", "expected a comma-separated list", ErrInvalidValue},
 		{"ssl.enabled.protocols", "SSLv3", "expected a comma-separated list", ErrInvalidValue},
-		{"ssl.principal.mapping.rules", "RULE:^CN=(.*)$/$1/", "only DEFAULT", ErrUnsupported},
+		{"ssl.principal.mapping.rules", "RULE:^CN=(.*)$/$1/LU", "expected ','", ErrInvalidValue},
 	} {
 		_, err := Parse(map[string]string{c.k: c.v})
 		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, c.err) {

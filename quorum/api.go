@@ -40,12 +40,15 @@ func register(a *api) {
 // serve is the controller listener's handler: raft messages, and
 // Kafka's controller APIs at any version kmsg knows.
 func (n *Node) serve(r *vnet.Request, respond func(vnet.Response)) {
+	if n.cfg.Authenticate != nil && n.cfg.Authenticate(r, respond) {
+		return
+	}
 	switch {
 	case r.Key == RaftMessageKey:
 		n.serveRaft(r, respond)
 		return
 	case r.Key == kmsg.ApiVersions.Int16():
-		respond(encodeResponse(serveApiVersions(r), r.Version))
+		respond(encodeResponse(serveApiVersions(r, n.cfg.Authenticate != nil), r.Version))
 		return
 	}
 	a := apis[r.Key]
@@ -117,8 +120,11 @@ func errorMessage(err error) *string {
 	return &s
 }
 
-// serveApiVersions lists the APIs the controller listener serves.
-func serveApiVersions(r *vnet.Request) kmsg.Response {
+// serveApiVersions lists the APIs the controller listener serves; with
+// sasl, SaslHandshake v0-1 and SaslAuthenticate v0-2 too, which a SASL
+// client looks for before it authenticates (Config.Authenticate serves
+// them).
+func serveApiVersions(r *vnet.Request, sasl bool) kmsg.Response {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	if r.Version > resp.MaxVersion() {
 		resp.ErrorCode = kerr.UnsupportedVersion.Code
@@ -128,6 +134,13 @@ func serveApiVersions(r *vnet.Request) kmsg.Response {
 		k := kmsg.NewApiVersionsResponseApiKey()
 		k.ApiKey, k.MaxVersion = key, kmsg.RequestForKey(key).MaxVersion()
 		resp.ApiKeys = append(resp.ApiKeys, k)
+	}
+	if sasl {
+		for _, k := range [][2]int16{{kmsg.SASLHandshake.Int16(), 1}, {kmsg.SASLAuthenticate.Int16(), 2}} {
+			ak := kmsg.NewApiVersionsResponseApiKey()
+			ak.ApiKey, ak.MaxVersion = k[0], k[1]
+			resp.ApiKeys = append(resp.ApiKeys, ak)
+		}
 	}
 	resp.FinalizedFeaturesEpoch = -1
 	return resp

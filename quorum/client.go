@@ -161,6 +161,11 @@ func (c *Client) dial(ctx context.Context, cc *clientConn, id int32) error {
 	if err != nil {
 		return err
 	}
+	hctx, cancel := context.WithTimeout(ctx, d.Timeout)
+	defer cancel()
+	if conn, err = c.cfg.secure(hctx, conn, addr); err != nil {
+		return err
+	}
 	cc.conn = conn
 	return nil
 }

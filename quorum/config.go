@@ -1,6 +1,8 @@
 package quorum
 
 import (
+	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	stdnet "net"
@@ -102,6 +104,18 @@ type Config struct {
 	Controller controller.Config
 	// Net configures the controller listener's server.
 	Net vnet.Config
+	// TLS, when set, serves the controller listener (a learner's too)
+	// over TLS: the listener's SSL or SASL_SSL.
+	TLS *tls.Config
+	// Secure, when set, makes each connection this node dials to another
+	// member (the raft transport, the Client) one the member's listener
+	// admits: a TLS handshake, a SASL exchange. It closes conn when it
+	// fails; ctx bounds it.
+	Secure func(ctx context.Context, conn stdnet.Conn, addr string) (stdnet.Conn, error)
+	// Authenticate, when set, sees every request on the listener first
+	// and reports whether it answered it itself: the SASL exchange, or
+	// a refusal before authentication. Requests it passes on are served.
+	Authenticate func(r *vnet.Request, respond func(vnet.Response)) bool
 	// Logger receives the node's logs; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -152,6 +166,14 @@ func (c *Config) check() error {
 		c.Logger = slog.Default()
 	}
 	return nil
+}
+
+// secure applies Secure, if set, to a connection dialed to addr.
+func (c *Config) secure(ctx context.Context, conn stdnet.Conn, addr string) (stdnet.Conn, error) {
+	if c.Secure == nil {
+		return conn, nil
+	}
+	return c.Secure(ctx, conn, addr)
 }
 
 func (c *Config) tick() time.Duration { return time.Duration(c.TickMs) * time.Millisecond }

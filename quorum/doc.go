@@ -97,6 +97,13 @@
 // active controller answers NOT_CONTROLLER (DescribeQuorum:
 // NOT_LEADER_OR_FOLLOWER from a node that does not lead).
 //
+// The listener is secured as the caller configures it: Config.TLS
+// serves it over TLS, Config.Authenticate sees each request first (a
+// SASL exchange before anything else), and Config.Secure makes every
+// connection this node dials to another member (the raft transport's,
+// the Client's) one that member admits. The quorum itself knows nothing
+// of certificates or mechanisms.
+//
 // Each peer has one outgoing connection, dialed from the host of this
 // node's listener (so that on one machine each node's links are told
 // apart by address), and a bounded queue: a message that does not fit

@@ -170,6 +170,10 @@ func (n *Node) Start() error {
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
+		if n.cfg.TLS != nil {
+			srv.ServeTLS(ln, n.cfg.TLS)
+			return
+		}
 		srv.Serve(ln)
 	}()
 	go n.run()

@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	stdnet "net"
@@ -153,7 +154,13 @@ func (p *peer) dial() error {
 		return errBackoff
 	}
 	d := stdnet.Dialer{Timeout: p.timeout(), LocalAddr: localHost(p.n.cfg.ListenAddr), Control: userTimeout(p.timeout())}
-	c, err := d.Dial("tcp", *p.addr.Load())
+	addr := *p.addr.Load()
+	c, err := d.Dial("tcp", addr)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), p.timeout())
+		c, err = p.n.cfg.secure(ctx, c, addr)
+		cancel()
+	}
 	if err != nil {
 		p.retry = time.Now().Add(p.n.cfg.tick())
 		return err

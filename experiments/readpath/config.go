@@ -17,9 +17,10 @@ const (
 	pathReadWrite  = "readwrite"  // pread into a user buffer, write
 	pathMmap       = "mmap"       // pagecache.MmapReader
 	pathBlockCache = "blockcache" // pagecache.BlockCache (ristretto)
+	pathSSL        = "ssl"        // pagecache.Region.WriteTo through crypto/tls: the broker's SSL listener
 )
 
-var allPaths = []string{pathRaw, pathRawFetch, pathSendfile, pathReadWrite, pathMmap, pathBlockCache}
+var allPaths = []string{pathRaw, pathRawFetch, pathSendfile, pathReadWrite, pathMmap, pathBlockCache, pathSSL}
 
 // config is everything a run depends on; flags fill it.
 type config struct {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -24,6 +26,9 @@ type consumerSpec struct {
 	Push   bool
 	Verify bool
 	Totals []int64 // bytes each consumer reads
+	// TLSRoots, when set, is the PEM certificate the server's chains to:
+	// the consumers speak TLS from their first byte (the ssl path).
+	TLSRoots []byte
 }
 
 // consumerReport is the child's answer on stdout.
@@ -74,6 +79,12 @@ func consume(spec consumerSpec, idx int) (int64, uint64, error) {
 	c, err := net.Dial("tcp", spec.Addr)
 	if err != nil {
 		return 0, 0, err
+	}
+	if len(spec.TLSRoots) > 0 {
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM(spec.TLSRoots)
+		host, _, _ := net.SplitHostPort(spec.Addr)
+		c = tls.Client(c, &tls.Config{RootCAs: roots, ServerName: host})
 	}
 	defer c.Close()
 	var b [fetchReqLen]byte

@@ -3,7 +3,7 @@
 //
 // Kafka's read path bets on the OS page cache and on sendfile(2), so fetched
 // bytes never cross user space. This experiment sends the same segment
-// files to consumers over loopback TCP through six paths:
+// files to consumers over loopback TCP through seven paths:
 //
 //	raw         sendfile(2) called directly, pushing each stream with no
 //	            protocol
@@ -14,6 +14,9 @@
 //	readwrite   Region's copying path: pread into a pooled buffer, write
 //	mmap        pagecache.MmapReader: write slices of a read-only mapping
 //	blockcache  pagecache.BlockCache on ristretto (64 KiB blocks)
+//	ssl         pagecache.Region.WriteTo on a crypto/tls connection: the
+//	            broker's SSL listener, where sendfile is lost and Region
+//	            copies through a pooled buffer into the TLS writer
 //
 // under two workloads: tail reads (the newest bytes, resident in the page
 // cache; the block cache is warm) and catch-up reads (the whole log, evicted
@@ -40,6 +43,15 @@
 // -fetch-bytes (Kafka's max.partition.fetch.bytes, default 1 MiB),
 // -cache-bytes, -consumers, -paths, -workloads, -reps, -no-model,
 // -fadvise-sequential, -inproc, -verify, -no-progress; see -help.
+//
+// summary.md compares ssl with sendfile (a PLAINTEXT listener) and with
+// readwrite (the same copy without the encryption) in the same run, and
+// records what the kernel says about kernel TLS: the tls upper-layer
+// protocol (TCP_ULP "tls", then TLS_TX with the handshake's keys) that
+// would let sendfile(2) carry on under TLS. The probe reads
+// /proc/sys/net/ipv4/tcp_available_ulp and asks for the ULP on a
+// connected loopback socket; there is no kTLS path until a kernel that
+// offers it is at hand to measure it on.
 //
 // # Method
 //

@@ -21,6 +21,8 @@ type experiment struct {
 	started  time.Time
 	ended    time.Time
 	writeSec float64 // time to write and fsync the log
+	tls      tlsSetup
+	ktls     ktlsProbe
 }
 
 // run performs the whole experiment and writes its outputs; it returns the
@@ -31,7 +33,7 @@ func run(ctx context.Context, cfg config) (string, error) {
 	if cfg.role == "consumer" {
 		os.Exit(consumerMain(os.Stdin, os.Stdout))
 	}
-	e := &experiment{cfg: cfg, started: time.Now(), machine: readMachine()}
+	e := &experiment{cfg: cfg, started: time.Now(), machine: readMachine(), ktls: probeKTLS()}
 	outDir := harness.OutDir(cfg.out, e.started, cfg.quick)
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return "", err

@@ -91,7 +91,7 @@ func readCSV(t *testing.T, path string) [][]string {
 // would; verification must catch it.
 type shiftSender struct{ regionSender }
 
-func (s shiftSender) send(c *net.TCPConn, seg *segment, off, n int64) (int64, error) {
+func (s shiftSender) send(c net.Conn, seg *segment, off, n int64) (int64, error) {
 	if off+1+n <= seg.size {
 		off++
 	} else {
@@ -193,7 +193,7 @@ func TestParseSize(t *testing.T) {
 // during a send.
 type failSender struct{ regionSender }
 
-func (s failSender) send(c *net.TCPConn, seg *segment, off, n int64) (int64, error) {
+func (s failSender) send(c net.Conn, seg *segment, off, n int64) (int64, error) {
 	m, _ := s.regionSender.send(c, seg, off, n/2)
 	return m, io.ErrUnexpectedEOF
 }

@@ -14,7 +14,7 @@ import (
 // implementation per read path. Opening (maps, caches) happens before the
 // clock starts; send is what is timed.
 type sender interface {
-	send(c *net.TCPConn, s *segment, off, n int64) (int64, error)
+	send(c net.Conn, s *segment, off, n int64) (int64, error)
 	close() error
 }
 
@@ -25,8 +25,8 @@ func newSender(path string, ds *dataset, cacheBytes int64, warm *[2]int64) (send
 	switch path {
 	case pathRaw, pathRawFetch:
 		return rawSender{}, nil
-	case pathSendfile:
-		return regionSender{}, nil
+	case pathSendfile, pathSSL:
+		return regionSender{}, nil // on a TLS connection Region copies through crypto/tls
 	case pathReadWrite:
 		return regionSender{copying: true}, nil
 	case pathMmap:
@@ -41,8 +41,12 @@ func newSender(path string, ds *dataset, cacheBytes int64, warm *[2]int64) (send
 // descriptors, with nothing of pagecache in between.
 type rawSender struct{}
 
-func (rawSender) send(c *net.TCPConn, s *segment, off, n int64) (int64, error) {
-	return rawSendfile(c, s.f, off, n)
+func (rawSender) send(c net.Conn, s *segment, off, n int64) (int64, error) {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return 0, fmt.Errorf("raw sendfile needs a TCP connection, not %T", c)
+	}
+	return rawSendfile(tc, s.f, off, n)
 }
 
 func (rawSender) close() error { return nil }
@@ -86,7 +90,7 @@ func rawSendfile(c *net.TCPConn, f *os.File, off, n int64) (int64, error) {
 // its pread+write path through a pooled 128 KiB buffer.
 type regionSender struct{ copying bool }
 
-func (r regionSender) send(c *net.TCPConn, s *segment, off, n int64) (int64, error) {
+func (r regionSender) send(c net.Conn, s *segment, off, n int64) (int64, error) {
 	reg := pagecache.Region{File: s.f, Off: off, Len: n}
 	if r.copying {
 		return reg.WriteTo(struct{ io.Writer }{c})
@@ -114,7 +118,7 @@ func newMmapSender(ds *dataset) (*mmapSender, error) {
 	return m, nil
 }
 
-func (m *mmapSender) send(c *net.TCPConn, s *segment, off, n int64) (int64, error) {
+func (m *mmapSender) send(c net.Conn, s *segment, off, n int64) (int64, error) {
 	return m.maps[s].WriteRange(c, off, n)
 }
 
@@ -154,7 +158,7 @@ func newCacheSender(ds *dataset, cacheBytes int64, warm *[2]int64) (*cacheSender
 	return cs, nil
 }
 
-func (cs *cacheSender) send(c *net.TCPConn, s *segment, off, n int64) (int64, error) {
+func (cs *cacheSender) send(c net.Conn, s *segment, off, n int64) (int64, error) {
 	return cs.readers[s].WriteRange(c, off, n)
 }
 

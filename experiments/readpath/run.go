@@ -102,6 +102,13 @@ func (e *experiment) measure(ctx context.Context, res *result, streams []stream,
 	s := &session{ln: ln, streams: streams, fetch: e.cfg.fetchBytes}
 	defer s.close()
 	spec := consumerSpec{Addr: ln.Addr().String(), Fetch: e.cfg.fetchBytes, Push: res.path == pathRaw, Verify: e.cfg.verify}
+	if res.path == pathSSL {
+		if err := e.tls.setUp(); err != nil {
+			return err
+		}
+		s.tls, spec.TLSRoots = e.tls.server, e.tls.rootsPEM
+		defer func() { e.tls.suite = s.suite }()
+	}
 	for _, st := range streams {
 		spec.Totals = append(spec.Totals, st.total())
 		res.bytes += st.total()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -13,7 +14,9 @@ import (
 // in consumer order, and the streams they read.
 type session struct {
 	ln      *net.TCPListener
-	conns   []*net.TCPConn
+	tls     *tls.Config // the ssl path: every connection is TLS from its first byte
+	conns   []net.Conn  // *net.TCPConn, or *tls.Conn over one
+	suite   uint16      // the cipher suite the TLS connections agreed
 	streams []stream
 	fetch   int64
 	sent    atomic.Int64 // bytes delivered so far, for the progress bar
@@ -25,14 +28,25 @@ func listen() (*net.TCPListener, error) {
 
 // accept waits for every consumer's hello and orders connections by index.
 func (s *session) accept(deadline time.Time) error {
-	s.conns = make([]*net.TCPConn, len(s.streams))
+	s.conns = make([]net.Conn, len(s.streams))
 	s.ln.SetDeadline(deadline)
 	for range s.streams {
-		c, err := s.ln.AcceptTCP()
+		tc, err := s.ln.AcceptTCP()
 		if err != nil {
 			return fmt.Errorf("accept consumer: %w", err)
 		}
+		var c net.Conn = tc
 		c.SetDeadline(deadline)
+		if s.tls != nil {
+			// The handshake happens here, before the clock starts, as a
+			// consumer's connection outlives many fetches.
+			t := tls.Server(tc, s.tls)
+			if err := t.Handshake(); err != nil {
+				tc.Close()
+				return fmt.Errorf("TLS handshake with a consumer: %w", err)
+			}
+			c, s.suite = t, t.ConnectionState().CipherSuite
+		}
 		idx, err := readHello(c)
 		if err != nil || idx < 0 || idx >= len(s.conns) || s.conns[idx] != nil {
 			c.Close()
@@ -67,7 +81,7 @@ func (s *session) serve(snd sender, push bool) error {
 		go func() {
 			defer wg.Done()
 			if push {
-				errs[i] = s.push(c, s.streams[i])
+				errs[i] = s.push(c.(*net.TCPConn), s.streams[i])
 			} else {
 				errs[i] = s.answer(c, s.streams[i], snd)
 			}
@@ -102,7 +116,7 @@ func (s *session) push(c *net.TCPConn, st stream) error {
 }
 
 // answer serves fetch requests until done.
-func (s *session) answer(c *net.TCPConn, st stream, snd sender) error {
+func (s *session) answer(c net.Conn, st stream, snd sender) error {
 	var req [fetchReqLen]byte
 	var hdr [respHdrLen]byte
 	for {

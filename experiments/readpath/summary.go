@@ -19,6 +19,7 @@ func (e *experiment) summary(plots []string) string {
 		e.writeTable(&b, w, cells)
 	}
 	e.writeTargets(&b, cells)
+	e.writeTLS(&b, cells)
 	fmt.Fprintf(&b, "\n## Plots\n\n")
 	for _, p := range plots {
 		fmt.Fprintf(&b, "![%s](%s.png) ([svg](%s.svg))\n\n", p, p, p)
@@ -126,6 +127,38 @@ func (e *experiment) writeTargets(b *strings.Builder, cells map[runSpec]cell) {
 	}
 }
 
+// writeTLS compares the ssl path with the plaintext ones in the same run:
+// what a broker's SSL listener costs against its PLAINTEXT listener
+// (sendfile), and against the copying path (readwrite), which isolates
+// the encryption from the lost zero-copy. It also records the kTLS
+// probe.
+func (e *experiment) writeTLS(b *strings.Builder, cells map[runSpec]cell) {
+	b.WriteString("\n## SSL against PLAINTEXT\n\n")
+	if !contains(e.cfg.paths, pathSSL) {
+		b.WriteString("The ssl path was not run (-paths).\n\n")
+	} else {
+		suite := e.tls.suiteName()
+		fmt.Fprintf(b, "ssl: crypto/tls (TLS 1.3, %s), Region's copying path writing into the TLS connection; handshakes before the clock.\n"+
+			"Ratios are ssl over the plaintext path, medians of this run.\n\n", suite)
+		b.WriteString("| workload | consumers | ssl GB/s | sendfile GB/s | ssl/sendfile GB/s | ssl/sendfile CPU per GB | readwrite GB/s | ssl/readwrite GB/s | ssl/readwrite CPU per GB |\n|---|---|---|---|---|---|---|---|---|\n")
+		for _, w := range e.cfg.workloads {
+			for _, n := range e.cfg.consumers {
+				get := func(p string) cell { return cells[runSpec{workload: w, path: p, consumers: n}] }
+				ssl, sf, rw := get(pathSSL), get(pathSendfile), get(pathReadWrite)
+				fmt.Fprintf(b, "| %s | %d | %.2f | %.2f | %s | %s | %.2f | %s | %s |\n", w, n, ssl.gbps, sf.gbps, ratio(ssl.gbps, sf.gbps),
+					ratio(ssl.cpuPerGB, sf.cpuPerGB), rw.gbps, ratio(ssl.gbps, rw.gbps), ratio(ssl.cpuPerGB, rw.cpuPerGB))
+			}
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(b, "Kernel TLS (kTLS), which would keep sendfile after a user-space handshake: %s. ", e.ktls)
+	if e.ktls.ok() {
+		b.WriteString("The kernel offers it; this experiment has no kTLS path yet.\n")
+	} else {
+		b.WriteString("This kernel does not offer the tls ULP, so there is no kTLS path to measure here.\n")
+	}
+}
+
 // writeEstimate projects the full run's length from the quick run's
 // throughputs: full sizes divided by the measured medians, plus writing the
 // log at the calibrated sequential write rate.
@@ -194,7 +227,9 @@ const methodNotes = `## Method
   whole response queued; **sendfile** is pagecache.Region.WriteTo (Varve's path); **readwrite** is Region's copying
   path (pread into a 128 KiB pooled buffer, write); **mmap** writes slices of pagecache.MmapReader's mapping;
   **blockcache** reads through pagecache.BlockCache (ristretto, 64 KiB blocks), warmed with the tail for tail
-  reads (as a write-through user-space cache would be) and cold for catch-up reads.
+  reads (as a write-through user-space cache would be) and cold for catch-up reads; **ssl** is Region.WriteTo
+  on a crypto/tls connection (TLS 1.3, the handshake before the clock), where Region cannot sendfile and copies
+  through a pooled buffer into the TLS writer, as the broker's SSL listeners do (Kafka's SslTransportLayer too).
 - Each consumer reads one contiguous, page-aligned slice of the range (one partition each), one fetch in
   flight, over loopback TCP. Consumers hash what they receive (xxhash) and the run fails on any mismatch.
 - Time runs from the "go" byte to the last consumer's "done"; CPU is getrusage(RUSAGE_SELF) user+system of

@@ -79,7 +79,13 @@ func (ca *CA) Client(subject pkix.Name) (*Leaf, error) {
 	return ca.leaf(subject, x509.ExtKeyUsageClientAuth)
 }
 
-func (ca *CA) leaf(subject pkix.Name, usage x509.ExtKeyUsage) (*Leaf, error) {
+// Node signs a certificate for a cluster node, which both serves
+// (127.0.0.1, ::1 and localhost) and dials other nodes with it.
+func (ca *CA) Node(subject pkix.Name) (*Leaf, error) {
+	return ca.leaf(subject, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
+}
+
+func (ca *CA) leaf(subject pkix.Name, usage ...x509.ExtKeyUsage) (*Leaf, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -87,7 +93,7 @@ func (ca *CA) leaf(subject pkix.Name, usage x509.ExtKeyUsage) (*Leaf, error) {
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(ca.serial.Add(1)), Subject: subject,
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: usage,
 		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
