@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -39,6 +40,8 @@ import (
 //	reassign topic= p= (replicas= | cancel)
 //	list-reassignments
 //	alloc-pids broker= [epoch=]
+//	bootstrap                             the bootstrap features of a first active controller
+//	update-features set=name:level[:upgrade|safe|unsafe|bogus],... [validate-only]
 //	state
 func TestScripts(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
@@ -161,8 +164,32 @@ func (h *harness) op(cmd string, a map[string]string) ([]metadata.Record, string
 		id := int32(num(a["broker"]))
 		resp, err := c.AllocateProducerIds(id, h.epochOr(id, a["epoch"]))
 		return resp.Records, fmt.Sprintf("answer: err=%v start=%d len=%d\n", errName(resp.Err), resp.Start, resp.Len), err
+	case "bootstrap":
+		recs, err := c.Bootstrap()
+		return recs, "", err
+	case "update-features":
+		return h.updateFeatures(a)
 	}
 	return nil, "", fmt.Errorf("unknown command")
+}
+
+func (h *harness) updateFeatures(a map[string]string) ([]metadata.Record, string, error) {
+	var ups []FeatureUpdate
+	for _, f := range strings.Split(a["set"], ",") {
+		parts := strings.Split(f, ":")
+		u := FeatureUpdate{Name: parts[0], Level: int16(num(parts[1])), Type: Upgrade}
+		if len(parts) == 3 {
+			u.Type = map[string]UpgradeType{"upgrade": Upgrade, "safe": SafeDowngrade, "unsafe": UnsafeDowngrade}[parts[2]]
+		}
+		ups = append(ups, u)
+	}
+	recs, refused, err := h.c.UpdateFeatures(ups, has(a, "validate-only"))
+	answer := "answer: err=none\n"
+	var code *kerr.Error
+	if errors.As(refused, &code) {
+		answer = fmt.Sprintf("answer: err=%v\n  %s\n", errName(code), refused)
+	}
+	return recs, answer, err
 }
 
 func (h *harness) deleteTopics(a map[string]string) ([]metadata.Record, string, error) {
@@ -361,6 +388,8 @@ func (h *harness) showRecord(r metadata.Record) string {
 		return h.showChange(r)
 	case metadata.RemoveTopicRecord:
 		return fmt.Sprintf("RemoveTopic id=%d", r.TopicID[15])
+	case metadata.FeatureLevelRecord:
+		return fmt.Sprintf("FeatureLevel %s=%d", r.Name, r.FeatureLevel)
 	case metadata.ProducerIdsRecord:
 		return fmt.Sprintf("ProducerIds broker=%d epoch=%d next=%d", r.BrokerID, r.BrokerEpoch, r.NextProducerID)
 	}
@@ -398,6 +427,9 @@ func (h *harness) state() string { return describeImage(h.c.Image()) }
 func describeImage(img *metadata.Image) string {
 	var b strings.Builder
 	b.WriteString("state:\n")
+	for _, f := range img.Features() {
+		fmt.Fprintf(&b, "  feature %s=%d\n", f, img.FeatureLevel(f))
+	}
 	for _, br := range img.Brokers() {
 		fmt.Fprintf(&b, "  broker %d epoch=%d rack=%q", br.ID, br.Epoch, br.Rack)
 		if br.Fenced {

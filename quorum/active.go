@@ -61,6 +61,14 @@ func (n *Node) maybeActivate() {
 		term: st.GetTerm(), pending: map[uint64][]func(error){}, learnerAsked: map[uint64]time.Time{}}
 	n.isActive.Store(true)
 	n.log.Info("active controller", "term", st.GetTerm(), "offset", n.offset.Load())
+	// A new cluster's first records are its finalized features.
+	recs, err := n.ctl.c.Bootstrap()
+	if err != nil {
+		n.log.Error("controller bootstrap failed", "err", err)
+		n.dropController(errNotController)
+		return
+	}
+	n.propose(recs, nil)
 }
 
 // dropController stops being the active controller: every request

@@ -45,7 +45,7 @@ func (n *Node) serve(r *vnet.Request, respond func(vnet.Response)) {
 		n.serveRaft(r, respond)
 		return
 	case r.Key == kmsg.ApiVersions.Int16():
-		respond(encodeResponse(serveApiVersions(r), r.Version))
+		respond(encodeResponse(n.serveApiVersions(r), r.Version))
 		return
 	}
 	a := apis[r.Key]
@@ -117,8 +117,9 @@ func errorMessage(err error) *string {
 	return &s
 }
 
-// serveApiVersions lists the APIs the controller listener serves.
-func serveApiVersions(r *vnet.Request) kmsg.Response {
+// serveApiVersions lists the APIs the controller listener serves, and
+// the features.
+func (n *Node) serveApiVersions(r *vnet.Request) kmsg.Response {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	if r.Version > resp.MaxVersion() {
 		resp.ErrorCode = kerr.UnsupportedVersion.Code
@@ -129,7 +130,7 @@ func serveApiVersions(r *vnet.Request) kmsg.Response {
 		k.ApiKey, k.MaxVersion = key, kmsg.RequestForKey(key).MaxVersion()
 		resp.ApiKeys = append(resp.ApiKeys, k)
 	}
-	resp.FinalizedFeaturesEpoch = -1
+	SetApiVersionsFeatures(resp, r.Version, n.pub.Image(), n.MetadataOffset())
 	return resp
 }
 
