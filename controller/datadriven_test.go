@@ -29,7 +29,10 @@ import (
 //	tick
 //	restart                               a new controller over the same image (a failover)
 //	create-topic name= partitions= rf= [unclean]
-//	create-partitions name= count=
+//	create-topic name= assign=1/2/3,2/3/1 [partitions=] [rf=]
+//	                                      manual assignments (partition 0's replicas, 1's, ...);
+//	                                      partitions and rf default to -1; p0=N renumbers the first
+//	create-partitions name= count= [assign=1/2,2/3]
 //	delete-topics [names=a,b] [ids=1,2]  by name, or by the script's topic id number
 //	alter-configs [type=topic|broker] name= ops=op:name[:value],... [validate-only]
 //	                                      op is set, delete, append or subtract; several
@@ -134,6 +137,18 @@ func (h *harness) op(cmd string, a map[string]string) ([]metadata.Record, string
 		return recs, "", err
 	case "create-topic":
 		ct := CreatableTopic{Name: a["name"], NumPartitions: int32(num(a["partitions"])), ReplicationFactor: int16(num(a["rf"]))}
+		if has(a, "assign") {
+			ct.NumPartitions, ct.ReplicationFactor = -1, -1
+			if has(a, "partitions") {
+				ct.NumPartitions = int32(num(a["partitions"]))
+			}
+			if has(a, "rf") {
+				ct.ReplicationFactor = int16(num(a["rf"]))
+			}
+			for i, r := range assignments(a["assign"]) {
+				ct.Assignments = append(ct.Assignments, ReplicaAssignment{Partition: int32(i) + int32(num(a["p0"])), Replicas: r})
+			}
+		}
 		if has(a, "unclean") {
 			ct.Configs = map[string]string{"unclean.leader.election.enable": "true"}
 		}
@@ -141,14 +156,18 @@ func (h *harness) op(cmd string, a map[string]string) ([]metadata.Record, string
 		if err != nil {
 			return nil, "", err
 		}
-		return recs, fmt.Sprintf("answer: err=%v\n", errName(res[0].Err)), nil
+		return recs, answerWithMessage(res[0].Err), nil
 	case "delete-topics":
 		return h.deleteTopics(a)
 	case "alter-configs":
 		return h.alterConfigs(a)
 	case "create-partitions":
-		r, err := c.CreatePartitions(a["name"], int32(num(a["count"])))
-		return r.Records, fmt.Sprintf("answer: err=%v\n", errName(r.Err)), err
+		var as [][]int32
+		if has(a, "assign") {
+			as = assignments(a["assign"])
+		}
+		r, err := c.CreatePartitions(a["name"], int32(num(a["count"])), as)
+		return r.Records, answerWithMessage(r.Err), err
 	case "alter-partition":
 		return h.alterPartition(a)
 	case "elect":
@@ -184,12 +203,30 @@ func (h *harness) updateFeatures(a map[string]string) ([]metadata.Record, string
 		ups = append(ups, u)
 	}
 	recs, refused, err := h.c.UpdateFeatures(ups, has(a, "validate-only"))
-	answer := "answer: err=none\n"
+	return recs, answerWithMessage(refused), err
+}
+
+// answerWithMessage prints an answer's error by name, and its message
+// when it has one of its own.
+func answerWithMessage(e error) string {
 	var code *kerr.Error
-	if errors.As(refused, &code) {
-		answer = fmt.Sprintf("answer: err=%v\n  %s\n", errName(code), refused)
+	if !errors.As(e, &code) {
+		return "answer: err=none\n"
 	}
-	return recs, answer, err
+	if e == error(code) {
+		return fmt.Sprintf("answer: err=%v\n", errName(code))
+	}
+	return fmt.Sprintf("answer: err=%v\n  %s\n", errName(code), e)
+}
+
+// assignments reads 1/2/3,2/3/1: partition 0 on 1, 2, 3; partition 1 on
+// 2, 3, 1; "-" is an empty list.
+func assignments(s string) [][]int32 {
+	var out [][]int32
+	for _, p := range strings.Split(s, ",") {
+		out = append(out, ids(strings.ReplaceAll(strings.Trim(p, "-"), "/", ",")))
+	}
+	return out
 }
 
 func (h *harness) deleteTopics(a map[string]string) ([]metadata.Record, string, error) {
