@@ -31,6 +31,8 @@ type metrics struct {
 	requests *prometheus.HistogramVec
 	flushes  prometheus.Histogram
 	srv      *http.Server
+
+	replicationMetrics // metrics_cluster.go
 }
 
 func newMetrics(b *Broker) *metrics {
@@ -76,6 +78,7 @@ func newMetrics(b *Broker) *metrics {
 			stats(func(s statsView) float64 { return float64(s.lostOffsets()) })),
 	)
 	m.reg.MustRegister(clusterCollectors(b)...)
+	m.reg.MustRegister(m.replicationMetrics.collectors()...)
 	return m
 }
 

@@ -53,6 +53,8 @@ func (b *Broker) openQuorum() error {
 	}
 	qc := quorumConfig(b.cfg, clusterID)
 	qc.Logger = b.log
+	// The loop starts after newMetrics has run.
+	qc.OnElections = func(elected, unclean int, took time.Duration) { b.metrics.elections(elected, unclean, took) }
 	node, err := quorum.New(qc)
 	if err != nil {
 		return err

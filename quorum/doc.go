@@ -87,6 +87,12 @@
 // controller's Tick runs every raft tick (fencing after
 // broker.session.timeout.ms, the automatic leader rebalance).
 //
+// The first records a new cluster's first active controller proposes
+// are its bootstrap features (controller.Bootstrap: metadata.version).
+// Once an entry of the active controller applies, Config.OnElections
+// is told of the partition leader elections among its records, for
+// Kafka's ControllerStats metrics.
+//
 // # The controller listener
 //
 // A net.GoroutineServer (inline handlers) serves, on one port: raft
