@@ -37,11 +37,6 @@ func inQuorum(cfg *config.Broker) bool {
 // openQuorum opens this node's member of the controller quorum and
 // makes the broker take its metadata from it.
 func (b *Broker) openQuorum() error {
-	if !b.cfg.HasRole("broker") {
-		// Kafka's controller-only nodes serve no clients; Varve runs
-		// combined nodes and broker-only nodes, so far.
-		return fmt.Errorf("process.roles=%v: Varve runs cluster nodes as broker,controller or as broker", b.cfg.ProcessRoles)
-	}
 	if len(b.cfg.ControllerQuorumVoters) == 0 {
 		// KIP-853's dynamic quorum, found through the bootstrap servers,
 		// is not Varve's yet.
