@@ -71,6 +71,15 @@
 // learner stays in the configuration, unreachable, at no cost to the
 // quorum).
 //
+// A broker-only node may be given controller.quorum.bootstrap.servers
+// instead of the voters (bootstrap.go): it asks a bootstrap server
+// with DescribeQuorum, whose version 2 names every voter's controller
+// listener, and runs with those voters. The voters themselves need
+// controller.quorum.voters: KIP-853's dynamic quorum (voters added and
+// removed at run time, kraft.version 1) is not supported, and a
+// controller given the bootstrap servers alone is refused
+// (ErrDynamicQuorum).
+//
 // # The active controller
 //
 // When this node leads and has applied its whole log, which ends with
