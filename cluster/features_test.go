@@ -69,7 +69,7 @@ func TestSingleNodeFeatures(t *testing.T) {
 	if fin["metadata.version"] != 25 || len(fin) != 1 || epoch < 1 {
 		t.Fatalf("finalized %v epoch %d, want metadata.version 25 alone, epoch >= 1", fin, epoch)
 	}
-	// Kafka: KAFKA-17011, below v4 a range of 0 alone is left out.
+	// Kafka: KAFKA-17011, below v4 a range starting at 0 is left out.
 	if sup3, _, _ := features(t, tb.addr, 3); len(sup3) != 1 {
 		t.Errorf("v3 supported features %v, want metadata.version alone", sup3)
 	}

@@ -13,18 +13,15 @@ import (
 // software's, metadata.SupportedFeatures) and FinalizedFeatures (img's,
 // with epoch, the metadata offset they were read at), as Kafka's nodes
 // answer ApiVersions so that kafka-features describe can print them.
-// Below version 4, a supported range starting at 0 is reported from 1,
-// and one that is only 0 is left out: older clients refuse a minimum of
-// 0 (Kafka: KAFKA-17011).
+// Below version 4, a feature whose supported range starts at 0 is left
+// out: older clients refuse a minimum of 0 (Kafka: KAFKA-17011,
+// ApiVersionsResponse's alterFeatureLevel0).
 func SetApiVersionsFeatures(resp *kmsg.ApiVersionsResponse, version int16, img *metadata.Image, epoch int64) {
 	sup := metadata.SupportedFeatures()
 	for _, name := range slices.Sorted(maps.Keys(sup)) {
 		r := sup[name]
 		if version < 4 && r.Min == 0 {
-			if r.Max == 0 {
-				continue
-			}
-			r.Min = 1
+			continue
 		}
 		f := kmsg.NewApiVersionsResponseSupportedFeature()
 		f.Name, f.MinVersion, f.MaxVersion = name, r.Min, r.Max
