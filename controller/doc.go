@@ -3,7 +3,9 @@
 // broker registration, heartbeats and fencing, partition leader
 // elections, AlterPartition, controlled shutdown, replica placement,
 // preferred-leader elections and the automatic leader rebalance,
-// partition reassignments, and producer-id blocks. It is a
+// partition reassignments, producer-id blocks, manual replica
+// assignments (assignments.go), and finalized features: the bootstrap
+// metadata.version and UpdateFeatures (update_features.go). It is a
 // deterministic state machine in the manner of etcd raft and of package
 // group: no goroutines, no clock (time in ms is an argument of every
 // event that depends on it), no I/O.
