@@ -7,12 +7,19 @@ package cluster
 // UNSUPPORTED_VERSION and the list, as Kafka answers, so the client can
 // retry with a version both sides know. The response header is always
 // v0 (net writes it so).
+//
+// Features (KIP-584): SupportedFeatures are this software's
+// (metadata.SupportedFeatures), FinalizedFeatures the image's, with the
+// metadata offset they were read at as their epoch (a single node: its
+// metadata file's write count), so that kafka-features describe prints
+// them.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	vnet "github.com/varve/varve/net"
+	"github.com/varve/varve/quorum"
 )
 
 func init() {
@@ -22,8 +29,16 @@ func init() {
 func serveApiVersions(b *Broker, r *vnet.Request, req kmsg.Request, _ func(vnet.Response)) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
 	resp.ApiKeys = apiKeys()
-	resp.FinalizedFeaturesEpoch = -1
+	quorum.SetApiVersionsFeatures(resp, r.Version, b.meta.image(), b.featuresEpoch())
 	return resp
+}
+
+// featuresEpoch is the epoch of the image's finalized features.
+func (b *Broker) featuresEpoch() int64 {
+	if b.quorum != nil {
+		return b.quorum.MetadataOffset()
+	}
+	return b.meta.epoch.Load()
 }
 
 // unsupportedApiVersions is the v0 answer to an ApiVersions request whose

@@ -7,7 +7,9 @@ package cluster
 // configuration overrides (validated against Kafka's topic-level names),
 // validate-only. v5+ answers with the partition count, replication factor
 // and the topic's resulting configuration; v7+ with the topic id. Manual
-// replica assignments are accepted when they name only this node.
+// replica assignments are checked as Kafka's controller checks them
+// (controller.CheckTopicAssignments): on a single node they can name
+// this node alone; in a cluster the controller places them.
 
 import (
 	"cmp"
@@ -17,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/controller"
 	"github.com/varve/varve/metadata"
 	vnet "github.com/varve/varve/net"
 )
@@ -59,6 +62,9 @@ func serveCreateTopics(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vne
 			continue
 		}
 		st.TopicID, st.NumPartitions, st.ReplicationFactor = topics[i].ID, int32(len(topics[i].Partitions)), 1
+		if ps := topics[i].Partitions; len(ps) > 0 && len(ps[0].Replicas) > 0 {
+			st.ReplicationFactor = int16(len(ps[0].Replicas))
+		}
 		st.Configs = b.createdTopicConfigs(rt.Topic, specs[i].configs)
 		resp.Topics = append(resp.Topics, st)
 	}
@@ -66,17 +72,11 @@ func serveCreateTopics(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vne
 	return resp
 }
 
-// createTopicSpec reads one topic of a request. A manual assignment
-// must place each partition on one registered broker, this one.
+// createTopicSpec reads one topic of a request.
 func (b *Broker) createTopicSpec(rt kmsg.CreateTopicsRequestTopic) topicSpec {
 	s := topicSpec{name: rt.Topic, partitions: rt.NumPartitions, rf: rt.ReplicationFactor, configs: map[string]string{}}
-	if len(rt.ReplicaAssignment) > 0 {
-		s.partitions, s.rf = int32(len(rt.ReplicaAssignment)), 1
-		for _, a := range rt.ReplicaAssignment {
-			if len(a.Replicas) != 1 || a.Replicas[0] != b.nodeID {
-				s.partitions = 0 // an assignment naming other brokers cannot be placed
-			}
-		}
+	for _, a := range rt.ReplicaAssignment {
+		s.assignments = append(s.assignments, controller.ReplicaAssignment{Partition: a.Partition, Replicas: a.Replicas})
 	}
 	for _, c := range rt.Configs {
 		if c.Value != nil {

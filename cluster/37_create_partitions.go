@@ -1,13 +1,14 @@
 package cluster
 
-// CreatePartitions, versions 0-3: grow a topic's partition count;
-// assignments may name only this node. The new partitions are recorded
+// CreatePartitions, versions 0-3: grow a topic's partition count,
+// placed by the controller or by the request's manual assignments
+// (checked as Kafka's controller checks them: on a single node they can
+// name this node alone). The new partitions are recorded
 // in the metadata first, then created; killed midway, the node creates
 // the rest at its next start. They count against the controller
 // mutation quota (KIP-599).
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/varve/varve/acl"
@@ -27,13 +28,12 @@ func serveCreatePartitions(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func
 		st := kmsg.NewCreatePartitionsResponseTopic()
 		st.Topic = rt.Topic
 		err := b.topicAuthError(r, acl.OpAlter, rt.Topic)
+		var as [][]int32
 		for _, a := range rt.Assignment {
-			if len(a.Replicas) != 1 || a.Replicas[0] != b.nodeID {
-				err = kerr.InvalidReplicaAssignment
-			}
+			as = append(as, a.Replicas)
 		}
 		if err == nil {
-			err = b.addPartitions(rt.Topic, rt.Count, req.ValidateOnly, q)
+			err = b.addPartitions(rt.Topic, rt.Count, as, req.ValidateOnly, q)
 		}
 		st.ErrorCode = errorCode(err)
 		if err != nil {

@@ -90,7 +90,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 	}
 	b := &Broker{cfg: cfg, log: logger, nodeID: int32(cfg.NodeID), stopping: make(chan struct{}), stopImages: make(chan struct{}), sec: sec}
 	b.authz = newAuthorizer(cfg, func() *metadata.Image { return b.meta.image() })
-	if b.host, b.port, err = advertised(cfg); err != nil {
+	if b.host, b.port, err = advertised(cfg); err != nil && cfg.HasRole("broker") {
 		return nil, err
 	}
 	if inQuorum(cfg) {
@@ -110,6 +110,9 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 		if _, err := logdir.FormatOrCheck(nil, dir, b.nodeID, b.meta.image().ClusterID()); err != nil {
 			return nil, err
 		}
+	}
+	if b.controllerOnly() {
+		return b.openControllerOnly()
 	}
 	b.quota = newMutationQuota(cfg.ControllerMutationRate, cfg.ControllerQuotaWindowNum, time.Duration(cfg.ControllerQuotaWindowSizeSeconds)*time.Second, time.Now)
 	b.metrics = newMetrics(b) // before the logs open: they report flushes to it
@@ -171,6 +174,9 @@ func brokerListeners(cfg *config.Broker, ls []config.Listener) []config.Listener
 
 // Start listens on every configured listener and serves until Shutdown.
 func (b *Broker) Start() error {
+	if b.controllerOnly() {
+		return b.startControllerOnly()
+	}
 	if b.quorum != nil {
 		// The controller listener first: the other voters are waiting
 		// for this node to elect a controller.
@@ -237,6 +243,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	}
 	close(b.stopping)
 	b.mu.Unlock()
+	if b.controllerOnly() {
+		return b.stopControllerOnly(ctx)
+	}
 	start := time.Now()
 	b.controlledShutdown(ctx) // leaderships move to other replicas first
 	close(b.stopImages)
@@ -270,6 +279,10 @@ func (b *Broker) Kill() {
 	close(b.stopping)
 	close(b.stopImages)
 	b.mu.Unlock()
+	if b.controllerOnly() {
+		b.stopControllerOnly(nil)
+		return
+	}
 	if b.quorum != nil {
 		b.quorum.Kill()
 	}

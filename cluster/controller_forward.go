@@ -84,6 +84,14 @@ func (b *Broker) forwardCreateTopics(specs []topicSpec, errs []error, validateOn
 		}
 		t := kmsg.NewCreateTopicsRequestTopic()
 		t.Topic, t.NumPartitions, t.ReplicationFactor = s.name, s.partitions, s.rf
+		if len(s.assignments) > 0 {
+			t.NumPartitions, t.ReplicationFactor = -1, -1
+			for _, a := range s.assignments {
+				ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+				ra.Partition, ra.Replicas = a.Partition, a.Replicas
+				t.ReplicaAssignment = append(t.ReplicaAssignment, ra)
+			}
+		}
 		for _, k := range slices.Sorted(maps.Keys(s.configs)) {
 			c := kmsg.NewCreateTopicsRequestTopicConfig()
 			v := s.configs[k]
@@ -213,11 +221,16 @@ func (b *Broker) forwardDeleteTopics(names []string, errs []error) {
 }
 
 // forwardCreatePartitions grows a topic through the controller.
-func (b *Broker) forwardCreatePartitions(name string, count int32, validateOnly bool) error {
+func (b *Broker) forwardCreatePartitions(name string, count int32, assignments [][]int32, validateOnly bool) error {
 	req := kmsg.NewPtrCreatePartitionsRequest()
 	req.Version, req.ValidateOnly, req.TimeoutMillis = 3, validateOnly, int32(controllerTimeout/time.Millisecond)
 	t := kmsg.NewCreatePartitionsRequestTopic()
 	t.Topic, t.Count = name, count
+	for _, replicas := range assignments {
+		a := kmsg.NewCreatePartitionsRequestTopicAssignment()
+		a.Replicas = replicas
+		t.Assignment = append(t.Assignment, a)
+	}
 	req.Topics = append(req.Topics, t)
 	ctx, cancel := b.controllerContext()
 	defer cancel()

@@ -30,6 +30,12 @@
 // Creations and deletions count against Kafka's controller mutation
 // quota (KIP-599, quota.go).
 //
+// In a cluster (quorum_mode.go) a node is a broker and a voter
+// (process.roles=broker,controller), a broker alone that follows the
+// metadata log as a raft learner (process.roles=broker), or a
+// controller alone (process.roles=controller, controller_only.go): the
+// quorum member and its metrics, with no broker part at all.
+//
 // # Replication
 //
 // replicas.go follows the metadata publisher (one goroutine, taking

@@ -48,3 +48,30 @@ func (b *Broker) ApplyImage(img *metadata.Image) { b.applyImage(img) }
 // PartitionsVisited is how many partitions the last image application
 // looked at.
 func (b *Broker) PartitionsVisited() int { return b.repl.visited }
+
+// Count reads one of the broker's counters by name, or a histogram's
+// number of observations, summed over its series (-1 when it has none).
+func (b *Broker) Count(name string) float64 {
+	mfs, err := b.metrics.reg.Gather()
+	if err != nil {
+		return -1
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		var sum float64
+		for _, m := range mf.GetMetric() {
+			if h := m.GetHistogram(); h != nil {
+				sum += float64(h.GetSampleCount())
+			} else {
+				sum += m.GetCounter().GetValue()
+			}
+		}
+		return sum
+	}
+	return -1
+}
+
+// MetadataImage is the broker's current metadata image.
+func (b *Broker) MetadataImage() *metadata.Image { return b.meta.image() }

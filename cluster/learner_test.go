@@ -20,8 +20,9 @@ import (
 // addBrokerOnly adds a broker-only node (process.roles=broker) to tc,
 // with the next node id, the same controller.quorum.voters (which do
 // not name it) and a raft learner listener of its own, and starts it.
-// It returns the node's index in tc.
-func (tc *quorumCluster) addBrokerOnly() int {
+// It returns the node's index in tc. edit, if given, changes the
+// node's properties before it starts.
+func (tc *quorumCluster) addBrokerOnly(edit ...func(props map[string]string)) int {
 	t := tc.t
 	i := len(tc.nodes)
 	port, learner := freeLoopbackPort(t), freeLoopbackPort(t)
@@ -32,6 +33,9 @@ func (tc *quorumCluster) addBrokerOnly() int {
 	props["listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port)
 	props["varve.quorum.learner.listener"] = fmt.Sprintf("127.0.0.1:%d", learner)
 	props["log.dirs"] = dir
+	for _, f := range edit {
+		f(props)
+	}
 	tc.dirs = append(tc.dirs, dir)
 	tc.props = append(tc.props, props)
 	tc.addrs = append(tc.addrs, fmt.Sprintf("127.0.0.1:%d", port))

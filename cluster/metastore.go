@@ -28,8 +28,9 @@ const MetadataFile = "varve-metadata.json"
 // write, as Kafka's controller hands out blocks of 1000.
 const producerIDBlock = 1000
 
-// metaFile is the file's format. Files written before "deleting"
-// existed load unchanged.
+// metaFile is the file's format. Files written before "deleting",
+// "features" or "metadata_epoch" existed load unchanged (a file without
+// features is at the bootstrap features, metadata.BootstrapRecords).
 type metaFile struct {
 	Version        int                   `json:"version"`
 	ClusterID      string                `json:"cluster_id"`
@@ -39,6 +40,12 @@ type metaFile struct {
 	Deleting       []topicMeta           `json:"deleting,omitempty"`
 	Scram          []scramMeta           `json:"scram_credentials,omitempty"`
 	ACLs           []aclMeta             `json:"acls,omitempty"`
+	// Features are the finalized feature levels (KIP-584), and
+	// Epoch counts the file's writes: ApiVersions reports it as the
+	// finalized features' epoch, where a cluster reports its metadata
+	// offset.
+	Features map[string]int16 `json:"features,omitempty"`
+	Epoch    int64            `json:"metadata_epoch,omitempty"`
 }
 
 type topicMeta struct {
@@ -58,6 +65,7 @@ type metaSource struct {
 	fs     segment.FS // nil: the operating system's
 	pub    *metadata.Publisher
 	writes atomic.Int64 // persists of the file since open
+	epoch  atomic.Int64 // the file's metadata_epoch, moved by every persist
 
 	// admin serialises admin operations (create, delete, grow topics)
 	// across their metadata change and their partition directories.
@@ -97,6 +105,7 @@ func openMetaSource(dir, clusterID string, self metadata.RegisterBrokerRecord, f
 	s.deleting = f.Deleting
 	// Ids handed out before a restart may be in use: start a new block.
 	s.nextPID = f.ProducerIDNext
+	s.epoch.Store(f.Epoch)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s, s.persistLocked(img, s.deleting)
@@ -128,7 +137,8 @@ func readMetaFile(path, clusterID string) (metaFile, error) {
 // this node, leader, epochs 0) and overrides, then the producer-id
 // block, then the SCRAM credentials.
 func (s *metaSource) replay(f metaFile, self metadata.RegisterBrokerRecord) []metadata.Record {
-	recs := []metadata.Record{self}
+	recs := featureRecords(f.Features)
+	recs = append(recs, self)
 	for _, name := range slices.Sorted(maps.Keys(f.Topics)) {
 		t := f.Topics[name]
 		recs = append(recs, s.topicRecords(t.Name, t.ID, 0, t.Partitions, t.Configs)...)
@@ -138,6 +148,21 @@ func (s *metaSource) replay(f metaFile, self metadata.RegisterBrokerRecord) []me
 	}
 	recs = append(recs, scramRecords(f.Scram)...)
 	return append(recs, aclRecords(f.ACLs)...)
+}
+
+// featureRecords are the records of the file's features,
+// metadata.version first, or the bootstrap features when it has none.
+func featureRecords(features map[string]int16) []metadata.Record {
+	if len(features) == 0 {
+		return metadata.BootstrapRecords()
+	}
+	recs := []metadata.Record{metadata.FeatureLevelRecord{Name: metadata.MetadataVersionFeature, FeatureLevel: features[metadata.MetadataVersionFeature]}}
+	for _, name := range slices.Sorted(maps.Keys(features)) {
+		if name != metadata.MetadataVersionFeature {
+			recs = append(recs, metadata.FeatureLevelRecord{Name: name, FeatureLevel: features[name]})
+		}
+	}
+	return recs
 }
 
 // topicRecords describes a new topic (from > 0: new partitions of an
@@ -246,7 +271,10 @@ func (s *metaSource) register(r metadata.RegisterBrokerRecord) error {
 func (s *metaSource) persistLocked(img *metadata.Image, deleting []topicMeta) error {
 	f := metaFile{Version: 1, ClusterID: img.ClusterID(), NodeID: s.nodeID,
 		ProducerIDNext: img.ProducerIDs().NextProducerID, Topics: map[string]*topicMeta{}, Deleting: deleting,
-		Scram: scramMetas(img)}
+		Scram: scramMetas(img), Features: map[string]int16{}, Epoch: s.epoch.Load() + 1}
+	for _, name := range img.Features() {
+		f.Features[name] = img.FeatureLevel(name)
+	}
 	for t := range img.Topics() {
 		f.Topics[t.Name] = &topicMeta{Name: t.Name, ID: t.ID, Partitions: int32(len(t.Partitions)), Configs: t.Configs}
 	}
@@ -259,6 +287,7 @@ func (s *metaSource) persistLocked(img *metadata.Image, deleting []topicMeta) er
 	if err := segment.WriteFileAtomic(s.fs, s.path, data); err != nil {
 		return fmt.Errorf("write %s: %w", s.path, err)
 	}
+	s.epoch.Store(f.Epoch)
 	return nil
 }
 

@@ -237,7 +237,7 @@ func TestCreateKilledMidwayComesBackWhole(t *testing.T) {
 		t.Fatalf("%d partitions on disk, want 6", n)
 	}
 	crashAt(b, "create partition", 2)
-	if err := b.addPartitions("born", 10, false, quotaCheck{}); err == nil {
+	if err := b.addPartitions("born", 10, nil, false, quotaCheck{}); err == nil {
 		t.Fatal("the simulated crash did not stop CreatePartitions")
 	}
 	closeTestBroker(t, b)

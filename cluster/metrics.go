@@ -31,6 +31,8 @@ type metrics struct {
 	requests *prometheus.HistogramVec
 	flushes  prometheus.Histogram
 	srv      *http.Server
+
+	replicationMetrics // metrics_cluster.go
 }
 
 func newMetrics(b *Broker) *metrics {
@@ -57,9 +59,13 @@ func newMetrics(b *Broker) *metrics {
 	stats := func(f func(s statsView) float64) func() float64 {
 		return func() float64 { return f(statsView{b}) }
 	}
+	m.reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
+	m.reg.MustRegister(clusterCollectors(b)...)
+	m.reg.MustRegister(m.replicationMetrics.collectors()...)
+	if !b.cfg.HasRole("broker") {
+		return m // a controller-only node: no broker's metrics
+	}
 	m.reg.MustRegister(m.messagesIn, m.bytesIn, m.bytesOut, m.requests, m.flushes,
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		collectors.NewGoCollector(),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "varve_request_queue_size", Help: "Requests waiting for a handler (Kafka RequestQueueSize)."},
 			stats(func(s statsView) float64 { return float64(s.b.server.Stats().RequestQueueSize) })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "varve_network_processor_idle_ratio", Help: "Share of time the network processors wait for events (Kafka NetworkProcessorAvgIdlePercent)."},
@@ -75,7 +81,6 @@ func newMetrics(b *Broker) *metrics {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "varve_log_lost_offsets_total", Help: "Offsets below a log's recovery point found missing when its partitions were opened: acknowledged records lost (segment.RecoveryReport.LostFrom..LostTo)."},
 			stats(func(s statsView) float64 { return float64(s.lostOffsets()) })),
 	)
-	m.reg.MustRegister(clusterCollectors(b)...)
 	return m
 }
 

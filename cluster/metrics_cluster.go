@@ -1,6 +1,9 @@
 package cluster
 
 import (
+	"slices"
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/varve/varve/metadata"
@@ -48,6 +51,60 @@ func clusterCollectors(b *Broker) []prometheus.Collector {
 		gauge("varve_replica_partition_count", "Partitions this node has a replica of (Kafka PartitionCount).",
 			func() float64 { _, _, n := b.replicaCounts(img()); return float64(n) }),
 	}
+}
+
+// replicationMetrics counts the ISR changes this node's leaders make and the
+// elections its active controller makes, under Kafka's names:
+// kafka.server:ReplicaManager IsrShrinksPerSec and IsrExpandsPerSec
+// (an AlterPartition of this node's accepted by the controller, as
+// Kafka's Partition marks them when its change commits: the ISR shrunk
+// or grew; the controller's own removals of fenced brokers are not
+// counted, as Kafka does not), and kafka.controller:ControllerStats
+// LeaderElectionRateAndTimeMs (partitions given a new leader by the
+// active controller's entries, observed with the time from the
+// operation's start to the entry's application: the histogram's count
+// is the rate) and UncleanLeaderElectionsPerSec.
+type replicationMetrics struct {
+	isrShrinks, isrExpands, unclean prometheus.Counter
+	electionTime                    prometheus.Histogram
+}
+
+func (r *replicationMetrics) collectors() []prometheus.Collector {
+	r.isrShrinks = prometheus.NewCounter(prometheus.CounterOpts{Name: "varve_replica_isr_shrinks_total",
+		Help: "ISR shrinks of partitions this node leads, accepted by the controller (Kafka IsrShrinksPerSec)."})
+	r.isrExpands = prometheus.NewCounter(prometheus.CounterOpts{Name: "varve_replica_isr_expands_total",
+		Help: "ISR expansions of partitions this node leads, accepted by the controller (Kafka IsrExpandsPerSec)."})
+	r.unclean = prometheus.NewCounter(prometheus.CounterOpts{Name: "varve_controller_unclean_leader_elections_total",
+		Help: "Partitions given a leader from outside their ISR by this node as active controller (Kafka UncleanLeaderElectionsPerSec)."})
+	r.electionTime = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "varve_controller_leader_election_duration_seconds",
+		Help:    "Partition leader elections by this node as active controller, each observed with the time from its operation's start to its commit (Kafka LeaderElectionRateAndTimeMs).",
+		Buckets: prometheus.ExponentialBuckets(100e-6, 2, 18)})
+	return []prometheus.Collector{r.isrShrinks, r.isrExpands, r.unclean, r.electionTime}
+}
+
+// isrChanged counts an accepted ISR change from old to next: a shrink
+// when a member left, else an expansion when one joined.
+func (r *replicationMetrics) isrChanged(old, next []int32) {
+	for _, id := range old {
+		if !slices.Contains(next, id) {
+			r.isrShrinks.Inc()
+			return
+		}
+	}
+	for _, id := range next {
+		if !slices.Contains(old, id) {
+			r.isrExpands.Inc()
+			return
+		}
+	}
+}
+
+// elections counts the leader elections of one committed entry.
+func (r *replicationMetrics) elections(elected, unclean int, took time.Duration) {
+	for range elected {
+		r.electionTime.Observe(took.Seconds())
+	}
+	r.unclean.Add(float64(unclean))
 }
 
 // replicaCounts counts, from the image, the partitions this node leads

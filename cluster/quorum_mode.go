@@ -31,29 +31,26 @@ import (
 // single node with its metadata file.
 // A broker-only node is always one of a cluster.
 func inQuorum(cfg *config.Broker) bool {
-	return len(cfg.ControllerQuorumVoters) > 0 || !cfg.HasRole("controller")
+	return len(cfg.ControllerQuorumVoters) > 0 || len(cfg.ControllerQuorumBootstrapServers) > 0 || !cfg.HasRole("controller")
 }
 
 // openQuorum opens this node's member of the controller quorum and
 // makes the broker take its metadata from it.
 func (b *Broker) openQuorum() error {
-	if !b.cfg.HasRole("broker") {
-		// Kafka's controller-only nodes serve no clients; Varve runs
-		// combined nodes and broker-only nodes, so far.
-		return fmt.Errorf("process.roles=%v: Varve runs cluster nodes as broker,controller or as broker", b.cfg.ProcessRoles)
-	}
-	if len(b.cfg.ControllerQuorumVoters) == 0 {
-		// KIP-853's dynamic quorum, found through the bootstrap servers,
-		// is not Varve's yet.
-		return fmt.Errorf("process.roles=broker with controller.quorum.bootstrap.servers alone: Varve needs controller.quorum.voters to name the controllers")
-	}
 	clusterID, err := clusterIDOf(b.cfg)
 	if err != nil {
 		return err
 	}
 	qc := quorumConfig(b.cfg, clusterID)
+	if len(qc.Voters) == 0 {
+		if qc.Voters, err = b.discoverVoters(); err != nil {
+			return err
+		}
+	}
 	qc.Logger = b.log
 	b.secureQuorum(&qc)
+	// The loop starts after newMetrics has run.
+	qc.OnElections = func(elected, unclean int, took time.Duration) { b.metrics.elections(elected, unclean, took) }
 	node, err := quorum.New(qc)
 	if err != nil {
 		return err
@@ -64,6 +61,32 @@ func (b *Broker) openQuorum() error {
 	b.SetControllerClient(b.ctrl) // AlterPartition
 	return nil
 }
+
+// discoverVoters finds the voters of a broker-only node given
+// controller.quorum.bootstrap.servers alone (quorum.DiscoverVoters),
+// waiting up to voterDiscoveryTimeout for a bootstrap server to answer.
+// A controller needs controller.quorum.voters: KIP-853's dynamic quorum
+// is not supported.
+func (b *Broker) discoverVoters() ([]quorum.Voter, error) {
+	switch {
+	case b.cfg.HasRole("controller"):
+		return nil, quorum.ErrDynamicQuorum
+	case b.cfg.QuorumLearnerListener == "":
+		return nil, errors.New("process.roles=broker with controller.quorum.bootstrap.servers: the node follows the metadata log as a raft learner and needs varve.quorum.learner.listener to receive it on")
+	}
+	addrs := b.cfg.ControllerQuorumBootstrapServers
+	ctx, cancel := context.WithTimeout(context.Background(), voterDiscoveryTimeout)
+	defer cancel()
+	voters, err := quorum.DiscoverVoters(ctx, addrs, fmt.Sprintf("varve-broker-%d", b.nodeID), time.Duration(max(b.cfg.QuorumRetryBackoffMs, 100))*time.Millisecond)
+	if err != nil {
+		return nil, err
+	}
+	b.log.Info("voters found through controller.quorum.bootstrap.servers", "voters", voters)
+	return voters, nil
+}
+
+// voterDiscoveryTimeout bounds a broker's wait for a bootstrap server.
+const voterDiscoveryTimeout = 60 * time.Second
 
 // startLifecycle registers the broker with the controller, with the
 // endpoints its listeners ended up on, and heartbeats from then on.

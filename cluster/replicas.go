@@ -313,6 +313,9 @@ func (s alterPartitionSender) AlterPartition(ctx context.Context, items []replic
 	for _, t := range resp.Topics {
 		name := names[t.TopidID]
 		for _, p := range t.Partitions {
+			if old, ok := img.Partition(name, p.Partition); ok && p.ErrorCode == 0 {
+				s.b.metrics.isrChanged(old.ISR, p.ISR)
+			}
 			r := replica.AlterPartitionResult{TP: partitionOf(name, p.Partition), Err: kerr.ErrorForCode(p.ErrorCode)}
 			r.New = replica.LeaderAndISR{Leader: p.LeaderID, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch, ISR: p.ISR}
 			out = append(out, r)

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/varve/varve/config"
+	"github.com/varve/varve/controller"
 	"github.com/varve/varve/logdir"
 	"github.com/varve/varve/metadata"
 	"github.com/varve/varve/record"
@@ -77,6 +78,10 @@ type topicSpec struct {
 	partitions int32 // -1: num.partitions
 	rf         int16 // -1: default.replication.factor
 	configs    map[string]string
+	// assignments are CreateTopics' manual replica assignments (then
+	// partitions and rf must be -1, and become the assignments' count
+	// and length once checked).
+	assignments []controller.ReplicaAssignment
 }
 
 // checkTopic fills a spec's defaults and validates it, with a kerr
@@ -84,6 +89,12 @@ type topicSpec struct {
 func (b *Broker) checkTopic(s *topicSpec) error {
 	if err := validTopicName(s.name); err != nil {
 		return err
+	}
+	if len(s.assignments) > 0 {
+		if err := b.checkAssignments(s); err != nil {
+			return err
+		}
+		s.partitions, s.rf = int32(len(s.assignments)), int16(len(s.assignments[0].Replicas))
 	}
 	if s.partitions == -1 {
 		s.partitions = int32(b.cfg.NumPartitions)
@@ -105,6 +116,16 @@ func (b *Broker) checkTopic(s *topicSpec) error {
 		return fmt.Errorf("%w: %v", kerr.InvalidConfig, err)
 	}
 	return nil
+}
+
+// checkAssignments checks manual assignments: a single node against its
+// image (they can name this node alone), a broker of a cluster their
+// shape only, the controller deciding the rest.
+func (b *Broker) checkAssignments(s *topicSpec) error {
+	if b.ctrl != nil {
+		return controller.CheckAssignmentShape(s.partitions, s.rf, s.assignments)
+	}
+	return controller.CheckTopicAssignments(b.meta.image(), s.partitions, s.rf, s.assignments)
 }
 
 // createTopic creates one topic outside any client's quota (the
@@ -268,7 +289,7 @@ func (b *Broker) deletePartitions(topic string, id metadata.TopicID) error {
 
 // addPartitions grows a topic to count partitions: recorded first,
 // then created.
-func (b *Broker) addPartitions(name string, count int32, validateOnly bool, q quotaCheck) error {
+func (b *Broker) addPartitions(name string, count int32, assignments [][]int32, validateOnly bool, q quotaCheck) error {
 	b.meta.admin.Lock()
 	defer b.meta.admin.Unlock()
 	t, ok := b.meta.image().Topic(name)
@@ -292,7 +313,13 @@ func (b *Broker) addPartitions(name string, count int32, validateOnly bool, q qu
 				return err
 			}
 		}
-		return b.forwardCreatePartitions(name, count, validateOnly)
+		return b.forwardCreatePartitions(name, count, assignments, validateOnly)
+	}
+	if assignments != nil {
+		// One node: the new partitions may be assigned to it alone.
+		if err := controller.CheckPartitionAssignments(b.meta.image(), n, count, 1, assignments); err != nil {
+			return err
+		}
 	}
 	if err := b.checkFileLimit(count - n); err != nil || validateOnly {
 		return err

@@ -11,18 +11,22 @@ import (
 
 // CreateTopics (api key 19) as the controller decides it: names
 // validated as Kafka's Topic.validate,
-// replicas placed by place, topic ids from Config.NewTopicID. Not done
-// here: manual replica assignments and validate-only requests (the
-// request handler answers those), and the validation of configuration
-// values (package config's, done by the caller before it asks).
+// replicas placed by place or by the request's manual assignments
+// (assignments.go), topic ids from Config.NewTopicID. Not done here:
+// validate-only requests (the request handler answers those), and the
+// validation of configuration values (package config's, done by the
+// caller before it asks).
 
 // CreatableTopic is one topic to create; -1 asks for the cluster's
-// default partition count or replication factor.
+// default partition count or replication factor. With Assignments, the
+// partitions are placed as they say, and NumPartitions and
+// ReplicationFactor must be -1.
 type CreatableTopic struct {
 	Name              string
 	NumPartitions     int32
 	ReplicationFactor int16
 	Configs           map[string]string
+	Assignments       []ReplicaAssignment
 }
 
 // CreatedTopic is the outcome for one topic.
@@ -70,7 +74,9 @@ func (c *Controller) CreateTopics(topics []CreatableTopic) ([]metadata.Record, [
 func (c *Controller) requestedPartitions(topics []CreatableTopic) int64 {
 	var n int64
 	for _, t := range topics {
-		if t.NumPartitions == -1 {
+		if len(t.Assignments) > 0 {
+			n += int64(len(t.Assignments))
+		} else if t.NumPartitions == -1 {
 			n += int64(c.cfg.NumPartitions)
 		} else if t.NumPartitions > 0 {
 			n += int64(t.NumPartitions)
@@ -80,6 +86,9 @@ func (c *Controller) requestedPartitions(topics []CreatableTopic) int64 {
 }
 
 func (c *Controller) createTopic(t CreatableTopic, res *CreatedTopic) ([]metadata.Record, error) {
+	if len(t.Assignments) > 0 {
+		return c.createAssignedTopic(t, res)
+	}
 	if t.NumPartitions == -1 {
 		t.NumPartitions = c.cfg.NumPartitions
 	}
@@ -100,6 +109,29 @@ func (c *Controller) createTopic(t CreatableTopic, res *CreatedTopic) ([]metadat
 		return nil, err
 	}
 	res.TopicID, res.NumPartitions, res.ReplicationFactor = id, t.NumPartitions, t.ReplicationFactor
+	return recs, nil
+}
+
+// createAssignedTopic creates a topic placed by its manual assignments.
+func (c *Controller) createAssignedTopic(t CreatableTopic, res *CreatedTopic) ([]metadata.Record, error) {
+	if res.Err = CheckTopicAssignments(c.img, t.NumPartitions, t.ReplicationFactor, t.Assignments); res.Err != nil {
+		return nil, nil
+	}
+	if res.Err = c.validateNewTopic(CreatableTopic{Name: t.Name, NumPartitions: 1, ReplicationFactor: 1}); res.Err != nil {
+		return nil, nil
+	}
+	id := c.newTopicID()
+	recs := []metadata.Record{metadata.TopicRecord{Name: t.Name, TopicID: id}}
+	recs = append(recs, metadata.TopicConfigRecords(t.Name, nil, t.Configs)...)
+	as := make([][]int32, len(t.Assignments))
+	for i, a := range t.Assignments {
+		as[i] = a.Replicas
+	}
+	recs = append(recs, assignedPartitions(c.img, id, 0, as)...)
+	if err := c.propose(recs); err != nil {
+		return nil, err
+	}
+	res.TopicID, res.NumPartitions, res.ReplicationFactor = id, int32(len(as)), int16(len(as[0]))
 	return recs, nil
 }
 

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -28,7 +29,10 @@ import (
 //	tick
 //	restart                               a new controller over the same image (a failover)
 //	create-topic name= partitions= rf= [unclean]
-//	create-partitions name= count=
+//	create-topic name= assign=1/2/3,2/3/1 [partitions=] [rf=]
+//	                                      manual assignments (partition 0's replicas, 1's, ...);
+//	                                      partitions and rf default to -1; p0=N renumbers the first
+//	create-partitions name= count= [assign=1/2,2/3]
 //	delete-topics [names=a,b] [ids=1,2]  by name, or by the script's topic id number
 //	alter-configs [type=topic|broker] name= ops=op:name[:value],... [validate-only]
 //	                                      op is set, delete, append or subtract; several
@@ -39,6 +43,8 @@ import (
 //	reassign topic= p= (replicas= | cancel)
 //	list-reassignments
 //	alloc-pids broker= [epoch=]
+//	bootstrap                             the bootstrap features of a first active controller
+//	update-features set=name:level[:upgrade|safe|unsafe|bogus],... [validate-only]
 //	state
 func TestScripts(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
@@ -131,6 +137,18 @@ func (h *harness) op(cmd string, a map[string]string) ([]metadata.Record, string
 		return recs, "", err
 	case "create-topic":
 		ct := CreatableTopic{Name: a["name"], NumPartitions: int32(num(a["partitions"])), ReplicationFactor: int16(num(a["rf"]))}
+		if has(a, "assign") {
+			ct.NumPartitions, ct.ReplicationFactor = -1, -1
+			if has(a, "partitions") {
+				ct.NumPartitions = int32(num(a["partitions"]))
+			}
+			if has(a, "rf") {
+				ct.ReplicationFactor = int16(num(a["rf"]))
+			}
+			for i, r := range assignments(a["assign"]) {
+				ct.Assignments = append(ct.Assignments, ReplicaAssignment{Partition: int32(i) + int32(num(a["p0"])), Replicas: r})
+			}
+		}
 		if has(a, "unclean") {
 			ct.Configs = map[string]string{"unclean.leader.election.enable": "true"}
 		}
@@ -138,14 +156,18 @@ func (h *harness) op(cmd string, a map[string]string) ([]metadata.Record, string
 		if err != nil {
 			return nil, "", err
 		}
-		return recs, fmt.Sprintf("answer: err=%v\n", errName(res[0].Err)), nil
+		return recs, answerWithMessage(res[0].Err), nil
 	case "delete-topics":
 		return h.deleteTopics(a)
 	case "alter-configs":
 		return h.alterConfigs(a)
 	case "create-partitions":
-		r, err := c.CreatePartitions(a["name"], int32(num(a["count"])))
-		return r.Records, fmt.Sprintf("answer: err=%v\n", errName(r.Err)), err
+		var as [][]int32
+		if has(a, "assign") {
+			as = assignments(a["assign"])
+		}
+		r, err := c.CreatePartitions(a["name"], int32(num(a["count"])), as)
+		return r.Records, answerWithMessage(r.Err), err
 	case "alter-partition":
 		return h.alterPartition(a)
 	case "elect":
@@ -161,8 +183,50 @@ func (h *harness) op(cmd string, a map[string]string) ([]metadata.Record, string
 		id := int32(num(a["broker"]))
 		resp, err := c.AllocateProducerIds(id, h.epochOr(id, a["epoch"]))
 		return resp.Records, fmt.Sprintf("answer: err=%v start=%d len=%d\n", errName(resp.Err), resp.Start, resp.Len), err
+	case "bootstrap":
+		recs, err := c.Bootstrap()
+		return recs, "", err
+	case "update-features":
+		return h.updateFeatures(a)
 	}
 	return nil, "", fmt.Errorf("unknown command")
+}
+
+func (h *harness) updateFeatures(a map[string]string) ([]metadata.Record, string, error) {
+	var ups []FeatureUpdate
+	for _, f := range strings.Split(a["set"], ",") {
+		parts := strings.Split(f, ":")
+		u := FeatureUpdate{Name: parts[0], Level: int16(num(parts[1])), Type: Upgrade}
+		if len(parts) == 3 {
+			u.Type = map[string]UpgradeType{"upgrade": Upgrade, "safe": SafeDowngrade, "unsafe": UnsafeDowngrade}[parts[2]]
+		}
+		ups = append(ups, u)
+	}
+	recs, refused, err := h.c.UpdateFeatures(ups, has(a, "validate-only"))
+	return recs, answerWithMessage(refused), err
+}
+
+// answerWithMessage prints an answer's error by name, and its message
+// when it has one of its own.
+func answerWithMessage(e error) string {
+	var code *kerr.Error
+	if !errors.As(e, &code) {
+		return "answer: err=none\n"
+	}
+	if e == error(code) {
+		return fmt.Sprintf("answer: err=%v\n", errName(code))
+	}
+	return fmt.Sprintf("answer: err=%v\n  %s\n", errName(code), e)
+}
+
+// assignments reads 1/2/3,2/3/1: partition 0 on 1, 2, 3; partition 1 on
+// 2, 3, 1; "-" is an empty list.
+func assignments(s string) [][]int32 {
+	var out [][]int32
+	for _, p := range strings.Split(s, ",") {
+		out = append(out, ids(strings.ReplaceAll(strings.Trim(p, "-"), "/", ",")))
+	}
+	return out
 }
 
 func (h *harness) deleteTopics(a map[string]string) ([]metadata.Record, string, error) {
@@ -361,6 +425,8 @@ func (h *harness) showRecord(r metadata.Record) string {
 		return h.showChange(r)
 	case metadata.RemoveTopicRecord:
 		return fmt.Sprintf("RemoveTopic id=%d", r.TopicID[15])
+	case metadata.FeatureLevelRecord:
+		return fmt.Sprintf("FeatureLevel %s=%d", r.Name, r.FeatureLevel)
 	case metadata.ProducerIdsRecord:
 		return fmt.Sprintf("ProducerIds broker=%d epoch=%d next=%d", r.BrokerID, r.BrokerEpoch, r.NextProducerID)
 	}
@@ -398,6 +464,9 @@ func (h *harness) state() string { return describeImage(h.c.Image()) }
 func describeImage(img *metadata.Image) string {
 	var b strings.Builder
 	b.WriteString("state:\n")
+	for _, f := range img.Features() {
+		fmt.Fprintf(&b, "  feature %s=%d\n", f, img.FeatureLevel(f))
+	}
 	for _, br := range img.Brokers() {
 		fmt.Fprintf(&b, "  broker %d epoch=%d rack=%q", br.ID, br.Epoch, br.Rack)
 		if br.Fenced {

@@ -3,9 +3,11 @@
 // broker registration, heartbeats and fencing, partition leader
 // elections, AlterPartition, controlled shutdown, replica placement,
 // preferred-leader elections and the automatic leader rebalance,
-// partition reassignments, producer-id blocks, and ACLs (acls.go:
-// CreateAcls and DeleteAcls as Kafka's AclControlManager, whose
-// planning a single node's metadata file shares). It is a
+// partition reassignments, producer-id blocks, manual replica
+// assignments (assignments.go), finalized features: the bootstrap
+// metadata.version and UpdateFeatures (update_features.go), and ACLs
+// (acls.go: CreateAcls and DeleteAcls as Kafka's AclControlManager,
+// whose planning a single node's metadata file shares). It is a
 // deterministic state machine in the manner of etcd raft and of package
 // group: no goroutines, no clock (time in ms is an argument of every
 // event that depends on it), no I/O.

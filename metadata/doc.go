@@ -16,6 +16,12 @@
 // copies the topic indexes (maps of pointers); the image it started
 // from is unchanged and stays valid for whoever holds it.
 //
+// features.go holds what this software supports of Kafka's features
+// (metadata.version over the 4.0 levels 22-25, whose record versions
+// it writes; kraft.version, group.version and transaction.version at 0
+// only) and the records a new cluster begins with (BootstrapRecords:
+// metadata.version 25, 4.0-IV3).
+//
 // Images come from a source: today the single-node metadata file (in
 // cluster), which rebuilds its records at start and persists each new
 // image before publishing it; tomorrow the Raft controller's log, whose

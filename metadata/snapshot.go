@@ -8,7 +8,7 @@ import (
 // metadataVersionFeature is the feature a snapshot begins with: Kafka
 // reads a log's or a snapshot's first records to learn the
 // metadata.version its records are written at.
-const metadataVersionFeature = "metadata.version"
+const metadataVersionFeature = MetadataVersionFeature
 
 // SnapshotRecords returns records that rebuild img from
 // New(img.ClusterID()): Apply(New(img.ClusterID()), recs...) is img in

@@ -3,7 +3,8 @@ package quorum
 // CreateTopics (19), every version kmsg knows: topics placed by the
 // controller (controller.CreateTopics). Validate-only requests run on a
 // copy of the controller whose records are dropped. Manual replica
-// assignments are refused (INVALID_REQUEST). Configuration overrides
+// assignments are checked and placed by the controller
+// (controller.CheckTopicAssignments). Configuration overrides
 // are checked by Config.Controller.TopicSettings when set (INVALID_CONFIG),
 // as Kafka's controller validates them before it writes ConfigRecords.
 
@@ -38,6 +39,9 @@ func handleCreateTopics(n *Node, c *controller.Controller, now int64, kreq kmsg.
 	refused := map[string]error{}
 	for _, t := range req.Topics {
 		ct := controller.CreatableTopic{Name: t.Topic, NumPartitions: t.NumPartitions, ReplicationFactor: t.ReplicationFactor}
+		for _, a := range t.ReplicaAssignment {
+			ct.Assignments = append(ct.Assignments, controller.ReplicaAssignment{Partition: a.Partition, Replicas: a.Replicas})
+		}
 		for _, cfg := range t.Configs {
 			if ct.Configs == nil {
 				ct.Configs = map[string]string{}
@@ -46,7 +50,7 @@ func handleCreateTopics(n *Node, c *controller.Controller, now int64, kreq kmsg.
 				ct.Configs[cfg.Name] = *cfg.Value
 			}
 		}
-		if err := n.checkNewTopic(t, ct.Configs); err != nil {
+		if err := n.checkNewTopic(ct.Configs); err != nil {
 			refused[t.Topic] = err
 			continue
 		}
@@ -65,12 +69,9 @@ func handleCreateTopics(n *Node, c *controller.Controller, now int64, kreq kmsg.
 	return recs, createTopicsResponse(req, created, refused), nil
 }
 
-// checkNewTopic refuses what the controller does not decide: manual
-// assignments and invalid configuration values.
-func (n *Node) checkNewTopic(t kmsg.CreateTopicsRequestTopic, configs map[string]string) error {
-	if len(t.ReplicaAssignment) > 0 {
-		return fmt.Errorf("%w: manual replica assignment is not supported", kerr.InvalidRequest)
-	}
+// checkNewTopic refuses what the controller does not decide: invalid
+// configuration values.
+func (n *Node) checkNewTopic(configs map[string]string) error {
 	if n.cfg.Controller.TopicSettings != nil {
 		if _, err := n.cfg.Controller.TopicSettings(configs); err != nil {
 			return fmt.Errorf("%w: %v", kerr.InvalidConfig, err)

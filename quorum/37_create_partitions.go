@@ -1,12 +1,11 @@
 package quorum
 
 // CreatePartitions (37), every version kmsg knows
-// (controller.CreatePartitions). Manual assignments are refused
-// (INVALID_REQUEST); validate-only requests run on a copy of the
-// controller whose records are dropped.
+// (controller.CreatePartitions), manual assignments included;
+// validate-only requests run on a copy of the controller whose records
+// are dropped.
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/varve/varve/controller"
@@ -36,16 +35,16 @@ func handleCreatePartitions(n *Node, c *controller.Controller, now int64, kreq k
 	for _, t := range req.Topics {
 		rt := kmsg.NewCreatePartitionsResponseTopic()
 		rt.Topic = t.Topic
-		var err error
-		if len(t.Assignment) > 0 {
-			err = kerr.InvalidRequest
-		} else {
-			out, bug := c.CreatePartitions(t.Topic, t.Count)
-			if bug != nil {
-				return nil, nil, bug
-			}
-			recs, err = append(recs, out.Records...), out.Err
+		var as [][]int32
+		for _, a := range t.Assignment {
+			as = append(as, a.Replicas)
 		}
+		out, bug := c.CreatePartitions(t.Topic, t.Count, as)
+		if bug != nil {
+			return nil, nil, bug
+		}
+		recs = append(recs, out.Records...)
+		err := out.Err
 		rt.ErrorCode, rt.ErrorMessage = errorCode(err), errorMessage(err)
 		resp.Topics = append(resp.Topics, rt)
 	}

@@ -61,6 +61,14 @@ func (n *Node) maybeActivate() {
 		term: st.GetTerm(), pending: map[uint64][]func(error){}, learnerAsked: map[uint64]time.Time{}}
 	n.isActive.Store(true)
 	n.log.Info("active controller", "term", st.GetTerm(), "offset", n.offset.Load())
+	// A new cluster's first records are its finalized features.
+	recs, err := n.ctl.c.Bootstrap()
+	if err != nil {
+		n.log.Error("controller bootstrap failed", "err", err)
+		n.dropController(errNotController)
+		return
+	}
+	n.propose(recs, nil)
 }
 
 // dropController stops being the active controller: every request
@@ -90,7 +98,8 @@ func (n *Node) runOp(o *op) {
 		o.done(errNotController)
 		return
 	}
-	recs, err := o.run(n.ctl.c, time.Now().UnixMilli())
+	start := time.Now()
+	recs, err := o.run(n.ctl.c, start.UnixMilli())
 	if err != nil {
 		// The controller made records its own image refuses: a bug. A
 		// new controller starts from the committed image.
@@ -99,7 +108,7 @@ func (n *Node) runOp(o *op) {
 		n.dropController(errNotController)
 		return
 	}
-	n.propose(recs, o.done)
+	n.propose(recs, n.observeElections(recs, start, o.done))
 }
 
 // propose appends recs to the log as one entry; done is called when it
@@ -154,13 +163,47 @@ func (n *Node) tickController() {
 	if n.ctl == nil {
 		return
 	}
-	recs, err := n.ctl.c.Tick(time.Now().UnixMilli())
+	start := time.Now()
+	recs, err := n.ctl.c.Tick(start.UnixMilli())
 	if err != nil {
 		n.log.Error("controller tick failed", "err", err)
 		n.dropController(errNotController)
 		return
 	}
-	n.propose(recs, nil)
+	n.propose(recs, n.observeElections(recs, start, nil))
+}
+
+// observeElections wraps done so that, once recs have applied,
+// Config.OnElections is told of the leader elections among them: the
+// PartitionChangeRecords that name a new leader, unclean when they set
+// the recovery state RECOVERING.
+func (n *Node) observeElections(recs []metadata.Record, start time.Time, done func(error)) func(error) {
+	elected, unclean := countElections(recs)
+	if n.cfg.OnElections == nil || elected == 0 {
+		return done
+	}
+	return func(err error) {
+		if err == nil {
+			n.cfg.OnElections(elected, unclean, time.Since(start))
+		}
+		if done != nil {
+			done(err)
+		}
+	}
+}
+
+func countElections(recs []metadata.Record) (elected, unclean int) {
+	for _, r := range recs {
+		pc, ok := r.(metadata.PartitionChangeRecord)
+		if !ok || pc.Leader < 0 {
+			continue
+		}
+		elected++
+		if pc.LeaderRecovery != nil && *pc.LeaderRecovery == metadata.Recovering {
+			unclean++
+		}
+	}
+	return elected, unclean
 }
 
 // submit hands o to the loop; false when the node has stopped.

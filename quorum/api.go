@@ -48,7 +48,7 @@ func (n *Node) serve(r *vnet.Request, respond func(vnet.Response)) {
 		n.serveRaft(r, respond)
 		return
 	case r.Key == kmsg.ApiVersions.Int16():
-		respond(encodeResponse(serveApiVersions(r, n.cfg.Authenticate != nil), r.Version))
+		respond(encodeResponse(n.serveApiVersions(r), r.Version))
 		return
 	}
 	a := apis[r.Key]
@@ -120,11 +120,11 @@ func errorMessage(err error) *string {
 	return &s
 }
 
-// serveApiVersions lists the APIs the controller listener serves; with
-// sasl, SaslHandshake v0-1 and SaslAuthenticate v0-2 too, which a SASL
-// client looks for before it authenticates (Config.Authenticate serves
-// them).
-func serveApiVersions(r *vnet.Request, sasl bool) kmsg.Response {
+// serveApiVersions lists the APIs the controller listener serves, and
+// the features; with SASL (Config.Authenticate), SaslHandshake v0-1 and
+// SaslAuthenticate v0-2 too, which a SASL client looks for before it
+// authenticates.
+func (n *Node) serveApiVersions(r *vnet.Request) kmsg.Response {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	if r.Version > resp.MaxVersion() {
 		resp.ErrorCode = kerr.UnsupportedVersion.Code
@@ -135,14 +135,14 @@ func serveApiVersions(r *vnet.Request, sasl bool) kmsg.Response {
 		k.ApiKey, k.MaxVersion = key, kmsg.RequestForKey(key).MaxVersion()
 		resp.ApiKeys = append(resp.ApiKeys, k)
 	}
-	if sasl {
+	if n.cfg.Authenticate != nil {
 		for _, k := range [][2]int16{{kmsg.SASLHandshake.Int16(), 1}, {kmsg.SASLAuthenticate.Int16(), 2}} {
 			ak := kmsg.NewApiVersionsResponseApiKey()
 			ak.ApiKey, ak.MaxVersion = k[0], k[1]
 			resp.ApiKeys = append(resp.ApiKeys, ak)
 		}
 	}
-	resp.FinalizedFeaturesEpoch = -1
+	SetApiVersionsFeatures(resp, r.Version, n.pub.Image(), n.MetadataOffset())
 	return resp
 }
 

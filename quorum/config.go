@@ -118,6 +118,15 @@ type Config struct {
 	Authenticate func(r *vnet.Request, respond func(vnet.Response)) bool
 	// Logger receives the node's logs; nil means slog.Default().
 	Logger *slog.Logger
+	// OnElections, when set, is told of the partition leader elections
+	// of each of the active controller's entries once it has applied:
+	// how many partitions got a new leader, how many of them uncleanly
+	// (their recovery state RECOVERING), and the time from the
+	// operation's start to the entry's application. Kafka's
+	// ControllerStats LeaderElectionRateAndTimeMs and
+	// UncleanLeaderElectionsPerSec are made of it. It runs on the loop:
+	// it must not block.
+	OnElections func(elected, unclean int, took time.Duration)
 }
 
 // DefaultConfig returns Kafka's defaults for a node (NodeID, ClusterID,

@@ -71,6 +71,15 @@
 // learner stays in the configuration, unreachable, at no cost to the
 // quorum).
 //
+// A broker-only node may be given controller.quorum.bootstrap.servers
+// instead of the voters (bootstrap.go): it asks a bootstrap server
+// with DescribeQuorum, whose version 2 names every voter's controller
+// listener, and runs with those voters. The voters themselves need
+// controller.quorum.voters: KIP-853's dynamic quorum (voters added and
+// removed at run time, kraft.version 1) is not supported, and a
+// controller given the bootstrap servers alone is refused
+// (ErrDynamicQuorum).
+//
 // # The active controller
 //
 // When this node leads and has applied its whole log, which ends with
@@ -80,12 +89,22 @@
 // at a time on the loop: the operation runs on the Controller, its
 // records are proposed as one entry tagged with a proposal id, and the
 // answer is sent when that entry applies (a request with no records
-// waits for the newest entry proposed before it). On leadership loss,
+// waits for the newest entry proposed before it). The requests already
+// queued when the loop takes one (up to maxOpsPerReady) run before the
+// next Ready, so their entries are written with one fsync and reach the
+// followers together: the commit rate grows with concurrent requests.
+// On leadership loss,
 // a dropped proposal or a controller error the Controller is dropped,
 // every waiting request is answered NOT_CONTROLLER, and a new Controller
 // starts from the committed image once the log is applied again. The
 // controller's Tick runs every raft tick (fencing after
 // broker.session.timeout.ms, the automatic leader rebalance).
+//
+// The first records a new cluster's first active controller proposes
+// are its bootstrap features (controller.Bootstrap: metadata.version).
+// Once an entry of the active controller applies, Config.OnElections
+// is told of the partition leader elections among its records, for
+// Kafka's ControllerStats metrics.
 //
 // # The controller listener
 //

@@ -31,10 +31,10 @@ func init() {
 
 // clusterUpOptions are the flags of varve cluster up.
 type clusterUpOptions struct {
-	nodes, basePort, metricsPort int
-	dir, logLevel                string
-	sharedHost                   bool
-	overrides                    []string
+	nodes, controllers, basePort, metricsPort int
+	dir, logLevel                             string
+	sharedHost                                bool
+	overrides                                 []string
 }
 
 func newClusterUpCmd() *cobra.Command {
@@ -49,7 +49,12 @@ node's log directory (meta.properties), starts the nodes, prints the
 bootstrap servers and each node's process id, addresses and log file, and
 stops them all (SIGTERM) on Ctrl-C. Run again over the same DIR, the
 cluster comes back with its data. The property files are what an
-operator would give varve server on N machines.`,
+operator would give varve server on N machines.
+
+With --controllers C, nodes 1 to C are dedicated controllers
+(process.roles=controller: the quorum's voters, serving no client) and
+the N nodes after them are brokers (process.roles=broker), which follow
+the metadata log as raft learners, as Kafka's larger clusters run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -62,7 +67,8 @@ operator would give varve server on N machines.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.IntVar(&o.nodes, "nodes", 3, "how many nodes")
+	fl.IntVar(&o.nodes, "nodes", 3, "how many nodes (with --controllers: how many brokers)")
+	fl.IntVar(&o.controllers, "controllers", 0, "how many dedicated controllers to run besides the brokers (0: every node is both)")
 	fl.StringVar(&o.dir, "dir", "./varve-cluster", "directory for every node's properties, data and log")
 	fl.IntVar(&o.basePort, "base-port", 9092, "broker port (the controller's is the next one; 0: free ports)")
 	fl.BoolVar(&o.sharedHost, "shared-host", false, "every node on 127.0.0.1 on distinct ports, not node i on 127.0.0.i")
@@ -83,7 +89,7 @@ func runClusterUp(ctx context.Context, out io.Writer, bin string, o clusterUpOpt
 		}
 		props[k] = v
 	}
-	c, err := localcluster.Up(localcluster.Options{Nodes: o.nodes, Dir: o.dir, BasePort: o.basePort,
+	c, err := localcluster.Up(localcluster.Options{Nodes: o.nodes, Controllers: o.controllers, Dir: o.dir, BasePort: o.basePort,
 		SharedHost: o.sharedHost, MetricsPort: o.metricsPort, Props: props, Binary: bin, LogLevel: o.logLevel})
 	if err != nil {
 		return err
@@ -103,9 +109,16 @@ func printCluster(out io.Writer, c *localcluster.Cluster) {
 	fmt.Fprintf(out, "cluster.id %s, %d nodes\n", c.ClusterID, len(c.Nodes()))
 	fmt.Fprintf(out, "bootstrap servers: %s\n\n", c.BootstrapServers())
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tPID\tBROKER\tCONTROLLER\tPROPERTIES\tLOG")
+	fmt.Fprintln(tw, "NODE\tROLES\tPID\tBROKER\tCONTROLLER\tPROPERTIES\tLOG")
 	for _, n := range c.Nodes() {
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\n", n.ID, n.Pid(), n.Addr(), n.ControllerAddr(), n.PropertiesFile(), n.LogFile())
+		broker, ctrl := n.Addr(), n.ControllerAddr()
+		if !n.IsBroker() {
+			broker = "-"
+		}
+		if !n.IsController() {
+			ctrl += " (learner)"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\n", n.ID, n.Roles, n.Pid(), broker, ctrl, n.PropertiesFile(), n.LogFile())
 	}
 	tw.Flush()
 }

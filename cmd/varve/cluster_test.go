@@ -53,7 +53,7 @@ func TestClusterUpStartsAndStopsNodes(t *testing.T) {
 		done <- runClusterUp(ctx, &out, bin, clusterUpOptions{nodes: 3, dir: t.TempDir(), logLevel: "warn",
 			overrides: []string{"num.partitions=2"}})
 	}()
-	rows := waitForNodeRows(t, &out, done)
+	rows := waitForNodeRows(t, &out, done, 3)
 	for i, row := range rows {
 		host := "127.0.0." + strconv.Itoa(i+1)
 		if !strings.HasPrefix(row[2], host+":") || !strings.HasPrefix(row[3], host+":") {
@@ -97,11 +97,11 @@ func TestClusterUpStartsAndStopsNodes(t *testing.T) {
 	}
 }
 
-var nodeRow = regexp.MustCompile(`(?m)^(\d+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+server\.properties)\s+(\S+server\.log)$`)
+var nodeRow = regexp.MustCompile(`(?m)^(\d+)\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)(?: \(learner\))?\s+(\S+server\.properties)\s+(\S+server\.log)$`)
 
-// waitForNodeRows waits for cluster up's table of nodes and returns
-// each row's node, pid, broker and controller address.
-func waitForNodeRows(t *testing.T, out *syncBuffer, done chan error) [][]string {
+// waitForNodeRows waits for cluster up's table of n nodes and returns
+// each row's node, pid, broker and controller address, and roles.
+func waitForNodeRows(t *testing.T, out *syncBuffer, done chan error, n int) [][]string {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
@@ -115,10 +115,10 @@ func waitForNodeRows(t *testing.T, out *syncBuffer, done chan error) [][]string 
 		}
 		var rows [][]string
 		for _, m := range nodeRow.FindAllStringSubmatch(out.String(), -1) {
-			rows = append(rows, m[1:5])
+			rows = append(rows, []string{m[1], m[3], m[4], m[5], m[2]})
 		}
-		if len(rows) != 3 {
-			t.Fatalf("want 3 node rows:\n%s", out.String())
+		if len(rows) != n {
+			t.Fatalf("want %d node rows:\n%s", n, out.String())
 		}
 		return rows
 	}
@@ -143,4 +143,81 @@ func mustVarveCluster(t *testing.T, args ...string) string {
 		t.Fatalf("varve %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
 	}
 	return out.String()
+}
+
+// varve cluster up --controllers 3 --nodes 2: three dedicated
+// controllers (no client listener) and two brokers. The brokers serve
+// a replicated topic; cluster status shows three voters, two observers
+// (the brokers, raft learners) and two brokers; the active controller's
+// process is killed with SIGKILL and the cluster still creates topics.
+func TestClusterUpDedicatedControllers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds varve and runs five server processes")
+	}
+	bin := filepath.Join(t.TempDir(), "varve")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	done := make(chan error, 1)
+	dir := t.TempDir()
+	go func() {
+		done <- runClusterUp(ctx, &out, bin, clusterUpOptions{nodes: 2, controllers: 3, dir: dir, logLevel: "warn",
+			overrides: []string{"broker.session.timeout.ms=3000", "broker.heartbeat.interval.ms=500"}})
+	}()
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			cancel()
+			<-done
+		}
+	})
+	rows := waitForNodeRows(t, &out, done, 5)
+	for i, row := range rows {
+		wantRoles, wantBroker := "controller", "-"
+		if i >= 3 {
+			wantRoles, wantBroker = "broker", row[2]
+		}
+		if row[4] != wantRoles || row[2] != wantBroker {
+			t.Errorf("node %d: roles %s broker %s", i+1, row[4], row[2])
+		}
+	}
+	broker := rows[3][2]
+	waitStatus(t, broker, "brokers (unfenced): 2")
+	mustVarveCluster(t, "topic", "create", "before", "--partitions", "2", "--replication-factor", "2", "-b", broker)
+	status := waitStatus(t, broker, "partitions: 2, without a leader: 0, under-replicated: 0")
+	if strings.Count(status, "  voter ") != 3 || strings.Count(status, "  observer ") != 2 || !strings.Contains(status, "brokers (unfenced): 2") {
+		t.Errorf("cluster status:\n%s", status)
+	}
+	m := regexp.MustCompile(`quorum: leader (\d+),`).FindStringSubmatch(status)
+	leader, _ := strconv.Atoi(m[1])
+	if leader < 1 || leader > 3 {
+		t.Fatalf("quorum leader %d is not a controller:\n%s", leader, status)
+	}
+	pid, _ := strconv.Atoi(rows[leader-1][1])
+	syscall.Kill(pid, syscall.SIGKILL)
+	mustVarveCluster(t, "topic", "create", "after", "--partitions", "2", "--replication-factor", "2", "-b", rows[4][2])
+	status = waitStatus(t, broker, "partitions: 4, without a leader: 0, under-replicated: 0")
+	if strings.Contains(status, "quorum: leader "+m[1]+",") {
+		t.Errorf("the killed controller still leads:\n%s", status)
+	}
+	cancel()
+	<-done
+	stopped = true
+}
+
+// waitStatus runs cluster status against addr until its output holds
+// want, or 30 s pass.
+func waitStatus(t *testing.T, addr, want string) string {
+	t.Helper()
+	var status string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		status = mustVarveCluster(t, "cluster", "status", "-b", addr)
+		if strings.Contains(status, want) || time.Now().After(deadline) {
+			return status
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

@@ -16,6 +16,12 @@ import (
 type Options struct {
 	Nodes int    // how many nodes; 0: 3
 	Dir   string // node i lives in Dir/node-<i>; required
+	// Controllers, when above 0, runs dedicated controllers: nodes 1 to
+	// Controllers are controller-only (process.roles=controller, the
+	// voters) and Nodes more after them are broker-only
+	// (process.roles=broker, raft learners), as Kafka's clusters with
+	// dedicated controllers run. 0: Nodes nodes in combined mode.
+	Controllers int
 
 	// BasePort is node 1's broker port; its controller listener is on
 	// BasePort+1. With a host per node every node uses the same two
@@ -56,8 +62,8 @@ func New(o Options) (*Cluster, error) {
 	if o.Nodes == 0 {
 		o.Nodes = 3
 	}
-	if o.Nodes < 1 || o.Nodes > 254 {
-		return nil, fmt.Errorf("localcluster: %d nodes: expected 1 to 254 (one 127.0.0.x each)", o.Nodes)
+	if o.Nodes < 1 || o.Controllers < 0 || o.Nodes+o.Controllers > 254 {
+		return nil, fmt.Errorf("localcluster: %d nodes and %d controllers: expected 1 to 254 in all (one 127.0.0.x each)", o.Nodes, o.Controllers)
 	}
 	if o.Dir == "" {
 		return nil, errors.New("localcluster: Options.Dir is required")
@@ -68,7 +74,7 @@ func New(o Options) (*Cluster, error) {
 	}
 	o.Dir = dir
 	c := &Cluster{opts: o}
-	for id := 1; id <= o.Nodes; id++ {
+	for id := 1; id <= o.Nodes+o.Controllers; id++ {
 		c.nodes = append(c.nodes, c.layout(id))
 	}
 	if o.BasePort == 0 {
@@ -86,7 +92,13 @@ func New(o Options) (*Cluster, error) {
 // ports to pickFreePorts).
 func (c *Cluster) layout(id int) *Node {
 	o := c.opts
-	n := &Node{ID: id, Host: "127.0.0." + strconv.Itoa(id), Dir: filepath.Join(o.Dir, "node-"+strconv.Itoa(id))}
+	n := &Node{ID: id, Host: "127.0.0." + strconv.Itoa(id), Dir: filepath.Join(o.Dir, "node-"+strconv.Itoa(id)), Roles: RolesCombined}
+	switch {
+	case o.Controllers > 0 && id <= o.Controllers:
+		n.Roles = RolesController
+	case o.Controllers > 0:
+		n.Roles = RolesBroker
+	}
 	step := 0
 	if o.SharedHost {
 		n.Host, step = "127.0.0.1", id-1
@@ -97,7 +109,7 @@ func (c *Cluster) layout(id int) *Node {
 	if o.MetricsPort != 0 {
 		n.MetricsPort = o.MetricsPort + step
 	}
-	n.proc = Process{Name: n.Name(), Bin: o.Binary, Addr: n.Addr(),
+	n.proc = Process{Name: n.Name(), Bin: o.Binary, Addr: n.serveAddr(),
 		Args: []string{"server", n.PropertiesFile(), "--log-level", cmp(o.LogLevel, "info")}}
 	return n
 }
@@ -136,7 +148,7 @@ func (c *Cluster) pickFreePorts() error {
 		if n.ControllerPort, err = free(n.Host); err != nil {
 			return err
 		}
-		n.proc.Addr = n.Addr()
+		n.proc.Addr = n.serveAddr()
 	}
 	return nil
 }
@@ -152,24 +164,39 @@ func (c *Cluster) Node(id int) *Node {
 	return c.nodes[id-1]
 }
 
-// BootstrapServers is every node's broker address, comma-separated, as
+// BootstrapServers is every broker's address, comma-separated, as
 // Kafka clients take bootstrap.servers.
 func (c *Cluster) BootstrapServers() string {
-	addrs := make([]string, len(c.nodes))
-	for i, n := range c.nodes {
-		addrs[i] = n.Addr()
+	var addrs []string
+	for _, n := range c.nodes {
+		if n.IsBroker() {
+			addrs = append(addrs, n.Addr())
+		}
 	}
 	return strings.Join(addrs, ",")
 }
 
-// Voters is controller.quorum.voters: id@host:port of every node's
-// controller listener.
+// Voters is controller.quorum.voters: id@host:port of every
+// controller's controller listener.
 func (c *Cluster) Voters() string {
-	vs := make([]string, len(c.nodes))
-	for i, n := range c.nodes {
-		vs[i] = strconv.Itoa(n.ID) + "@" + n.ControllerAddr()
+	var vs []string
+	for _, n := range c.nodes {
+		if n.IsController() {
+			vs = append(vs, strconv.Itoa(n.ID)+"@"+n.ControllerAddr())
+		}
 	}
 	return strings.Join(vs, ",")
+}
+
+// brokers counts the nodes that run a broker.
+func (c *Cluster) brokers() int {
+	k := 0
+	for _, n := range c.nodes {
+		if n.IsBroker() {
+			k++
+		}
+	}
+	return k
 }
 
 // Write writes every node's server.properties and formats its log

@@ -11,7 +11,12 @@
 // inter.broker.listener.name, listener.security.protocol.map,
 // controller.quorum.voters, log.dirs, one shared cluster.id) and
 // formats its log directory with a meta.properties, as
-// `kafka-storage.sh format` does; Start runs them.
+// `kafka-storage.sh format` does; Start runs them. With
+// Options.Controllers, nodes 1 to Controllers are dedicated controllers
+// (process.roles=controller, the CONTROLLER listener alone, the only
+// voters) and the Nodes after them broker-only nodes (process.roles=
+// broker, PLAINTEXT alone, varve.quorum.learner.listener on their
+// controller port).
 //
 // Node i (from 1) binds every listener to its own loopback address,
 // 127.0.0.i, so that on one machine a node's connections are told apart

@@ -20,13 +20,36 @@ import (
 // Node is driven from one goroutine at a time.
 type Node struct {
 	ID             int
+	Roles          string // process.roles: RolesCombined, RolesController or RolesBroker
 	Host           string // its loopback address; every listener binds it
-	Port           int    // the PLAINTEXT (broker) listener's port
-	ControllerPort int    // the CONTROLLER listener's port
+	Port           int    // the PLAINTEXT (broker) listener's port; unused on a controller-only node
+	ControllerPort int    // the CONTROLLER listener's port; a broker-only node's varve.quorum.learner.listener
 	MetricsPort    int    // varve.metrics.listener's port; 0: none
 	Dir            string
 
 	proc Process
+}
+
+// The process.roles a node runs with.
+const (
+	RolesCombined   = "broker,controller"
+	RolesController = "controller"
+	RolesBroker     = "broker"
+)
+
+// IsBroker reports whether the node serves clients.
+func (n *Node) IsBroker() bool { return n.Roles != RolesController }
+
+// IsController reports whether the node is a voter of the quorum.
+func (n *Node) IsController() bool { return n.Roles != RolesBroker }
+
+// serveAddr is the address Start waits on: the broker listener, or a
+// controller-only node's controller listener.
+func (n *Node) serveAddr() string {
+	if !n.IsBroker() {
+		return n.ControllerAddr()
+	}
+	return n.Addr()
 }
 
 // Name is "node<id>".
@@ -76,7 +99,7 @@ func (n *Node) launch() error {
 }
 
 // Start starts the node and returns once it accepts connections on its
-// broker listener.
+// broker listener (a controller-only node: its controller listener).
 func (n *Node) Start() error {
 	if err := n.launch(); err != nil {
 		return err

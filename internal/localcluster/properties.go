@@ -22,18 +22,29 @@ type Property struct{ Key, Value string }
 // (inter.broker.listener.name), which is also what clients are told
 // (advertised.listeners lists both, as Kafka 4's server.properties
 // does). The internal topics' replication factors are capped by the
-// node count, as Kafka's docs advise for development clusters.
+// broker count, as Kafka's docs advise for development clusters.
+//
+// With dedicated controllers (Options.Controllers), a controller-only
+// node has the CONTROLLER listener alone, and a broker-only node the
+// PLAINTEXT one, with varve.quorum.learner.listener on its controller
+// port: the controllers send it the metadata log there.
 func (c *Cluster) Properties(n *Node) []Property {
-	rf := strconv.Itoa(min(3, len(c.nodes)))
-	minISR := strconv.Itoa(min(2, len(c.nodes)))
+	rf := strconv.Itoa(min(3, c.brokers()))
+	minISR := strconv.Itoa(min(2, c.brokers()))
 	listeners := "PLAINTEXT://" + n.Addr() + ",CONTROLLER://" + n.ControllerAddr()
+	switch n.Roles {
+	case RolesController:
+		listeners = "CONTROLLER://" + n.ControllerAddr()
+	case RolesBroker:
+		listeners = "PLAINTEXT://" + n.Addr()
+	}
 	metrics := ""
 	if n.MetricsPort != 0 {
 		metrics = net.JoinHostPort(n.Host, strconv.Itoa(n.MetricsPort))
 	}
 	props := []Property{
 		{"node.id", strconv.Itoa(n.ID)},
-		{"process.roles", "broker,controller"},
+		{"process.roles", n.Roles},
 		{"cluster.id", c.ClusterID},
 		{"controller.quorum.voters", c.Voters()},
 		{"listeners", listeners},
@@ -46,6 +57,9 @@ func (c *Cluster) Properties(n *Node) []Property {
 		{"transaction.state.log.replication.factor", rf},
 		{"transaction.state.log.min.isr", minISR},
 		{"varve.metrics.listener", metrics},
+	}
+	if n.Roles == RolesBroker {
+		props = append(props, Property{"varve.quorum.learner.listener", n.ControllerAddr()})
 	}
 	return withExtra(props, c.opts.Props)
 }
@@ -69,7 +83,7 @@ func withExtra(props []Property, extra map[string]string) []Property {
 func (c *Cluster) PropertiesText(n *Node) []byte {
 	var b strings.Builder
 	b.WriteString("# " + n.Name() + " of a local cluster of " + strconv.Itoa(len(c.nodes)) +
-		" nodes (combined mode: broker and controller).\n")
+		" nodes (process.roles=" + n.Roles + ").\n")
 	b.WriteString("# Start it with: varve server " + n.PropertiesFile() + "\n")
 	for _, p := range c.Properties(n) {
 		b.WriteString(escapeProperty(p.Key, true) + "=" + escapeProperty(p.Value, false) + "\n")
