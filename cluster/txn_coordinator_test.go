@@ -1,0 +1,124 @@
+package cluster_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
+)
+
+// Kafka: KIP-98. A transactional producer finds its coordinator
+// (FindCoordinator key type 1, which creates __transaction_state with
+// Kafka's internal-topic configuration), gets a producer id and epoch,
+// and a second InitProducerId for the same id fences the first
+// (PRODUCER_FENCED, or INVALID_PRODUCER_EPOCH for AddPartitionsToTxn
+// before v2, KIP-588).
+func TestTransactionCoordinatorWire(t *testing.T) {
+	b := startBroker(t, t.TempDir(), map[string]string{"transaction.state.log.num.partitions": "4"})
+	createTopic(t, b.addr, "txn-in", 2, nil)
+	cl := client(t, b.addr)
+
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorType, fc.CoordinatorKeys = 1, []string{"app-1"}
+	fr, err := fc.RequestWith(ctx(t), cl)
+	if err != nil || fr.Coordinators[0].ErrorCode != 0 || fr.Coordinators[0].NodeID < 0 {
+		t.Fatalf("FindCoordinator(transaction): %v %+v", err, fr)
+	}
+	adm := kadm.NewClient(cl)
+	cfgs, err := adm.DescribeTopicConfigs(ctx(t), "__transaction_state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, c := range cfgs[0].Configs {
+		got[c.Key] = c.MaybeValue()
+	}
+	for name, want := range map[string]string{"cleanup.policy": "compact", "min.insync.replicas": "1", "compression.type": "uncompressed"} {
+		if got[name] != want {
+			t.Errorf("__transaction_state %s = %q, want %q", name, got[name], want)
+		}
+	}
+	td, err := adm.ListTopics(ctx(t), "__transaction_state")
+	if err != nil || len(td["__transaction_state"].Partitions) != 4 {
+		t.Fatalf("__transaction_state partitions: %v %v", err, td)
+	}
+
+	first := initTxn(t, cl, "app-1", 5)
+	second := initTxn(t, cl, "app-1", 5)
+	if second.ProducerID != first.ProducerID || second.ProducerEpoch != first.ProducerEpoch+1 {
+		t.Fatalf("second InitProducerId %d/%d after %d/%d", second.ProducerID, second.ProducerEpoch, first.ProducerID, first.ProducerEpoch)
+	}
+	if code := addPartitions(t, b.addr, 3, "app-1", first, "txn-in"); code != kerr.ProducerFenced.Code {
+		t.Errorf("zombie AddPartitionsToTxn v3: %s", kerr.ErrorForCode(code))
+	}
+	if code := addPartitions(t, b.addr, 1, "app-1", first, "txn-in"); code != kerr.InvalidProducerEpoch.Code {
+		t.Errorf("zombie AddPartitionsToTxn v1: %s", kerr.ErrorForCode(code))
+	}
+	if code := addPartitions(t, b.addr, 3, "app-1", second, "no-such-topic"); code != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("AddPartitionsToTxn of a missing topic: %s", kerr.ErrorForCode(code))
+	}
+	if code := addPartitions(t, b.addr, 3, "app-1", second, "txn-in"); code != 0 {
+		t.Fatalf("AddPartitionsToTxn: %s", kerr.ErrorForCode(code))
+	}
+
+	// Kafka: KIP-664. The tools see the ongoing transaction.
+	ls, err := adm.ListTransactions(ctx(t), nil, []string{"Ongoing"})
+	if err != nil || len(ls.TransactionalIDs()) != 1 || ls.TransactionalIDs()[0] != "app-1" {
+		t.Fatalf("ListTransactions: %v %v", err, ls)
+	}
+	ds, err := adm.DescribeTransactions(ctx(t), "app-1", "unknown-id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := ds["app-1"]
+	if d.Err != nil || d.State != "Ongoing" || d.ProducerID != second.ProducerID || d.TimeoutMillis != 5000 || len(d.Topics["txn-in"]) != 1 {
+		t.Fatalf("DescribeTransactions(app-1): %+v", d)
+	}
+	if u := ds["unknown-id"]; u.Err == nil || !errors.Is(u.Err, kerr.TransactionalIDNotFound) {
+		t.Fatalf("DescribeTransactions(unknown-id): %+v", u)
+	}
+
+	// Kafka: transaction.max.timeout.ms.
+	init := kmsg.NewPtrInitProducerIDRequest()
+	id := "app-2"
+	init.TransactionalID, init.TransactionTimeoutMillis = &id, 900_001
+	ir, err := init.RequestWith(ctx(t), cl)
+	if err != nil || ir.ErrorCode != kerr.InvalidTransactionTimeout.Code {
+		t.Fatalf("InitProducerId over the max timeout: %v %+v", err, ir)
+	}
+}
+
+func initTxn(t *testing.T, cl kmsg.Requestor, id string, timeoutSec int32) *kmsg.InitProducerIDResponse {
+	t.Helper()
+	req := kmsg.NewPtrInitProducerIDRequest()
+	req.TransactionalID, req.TransactionTimeoutMillis = &id, timeoutSec*1000
+	resp, err := req.RequestWith(ctx(t), cl)
+	if err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("InitProducerId(%s): %v %+v", id, err, resp)
+	}
+	return resp
+}
+
+// addPartitions adds partition 0 of topic at the given version and
+// returns its code.
+func addPartitions(t *testing.T, addr string, version int16, id string, p *kmsg.InitProducerIDResponse, topic string) int16 {
+	t.Helper()
+	vs := kversion.Stable()
+	vs.SetMaxKeyVersion(kmsg.AddPartitionsToTxn.Int16(), version)
+	cl := client(t, addr, kgo.MaxVersions(vs))
+	req := kmsg.NewPtrAddPartitionsToTxnRequest()
+	req.Version = version
+	req.TransactionalID, req.ProducerID, req.ProducerEpoch = id, p.ProducerID, p.ProducerEpoch
+	rt := kmsg.NewAddPartitionsToTxnRequestTopic()
+	rt.Topic, rt.Partitions = topic, []int32{0}
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx(t), cl)
+	if err != nil || resp.Version != version {
+		t.Fatalf("AddPartitionsToTxn v%d: %v %+v", version, err, resp)
+	}
+	return resp.Topics[0].Partitions[0].ErrorCode
+}
