@@ -122,3 +122,57 @@ func addPartitions(t *testing.T, addr string, version int16, id string, p *kmsg.
 	}
 	return resp.Topics[0].Partitions[0].ErrorCode
 }
+
+// Kafka: KIP-98 AddOffsetsToTxn and TxnOffsetCommit, KIP-447
+// require_stable. The group's offsets committed in a transaction are
+// written to __consumer_offsets at once but stay pending: a fetch with
+// require_stable gets UNSTABLE_OFFSET_COMMIT, one without sees the
+// offset committed before.
+func TestTxnOffsetCommitPending(t *testing.T) {
+	b := startBroker(t, t.TempDir(), map[string]string{"transaction.state.log.num.partitions": "2"})
+	createTopic(t, b.addr, "src", 1, nil)
+	cl := client(t, b.addr)
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CommitOffsets(ctx(t), "grp", kadm.OffsetsFromRecords(kgo.Record{Topic: "src", Partition: 0, Offset: 4})); err != nil {
+		t.Fatal(err)
+	}
+	p := initTxn(t, cl, "eos", 30)
+	ao := kmsg.NewPtrAddOffsetsToTxnRequest()
+	ao.TransactionalID, ao.ProducerID, ao.ProducerEpoch, ao.Group = "eos", p.ProducerID, p.ProducerEpoch, "grp"
+	if r, err := ao.RequestWith(ctx(t), cl); err != nil || r.ErrorCode != 0 {
+		t.Fatalf("AddOffsetsToTxn: %v %+v", err, r)
+	}
+	tc := kmsg.NewPtrTxnOffsetCommitRequest()
+	tc.TransactionalID, tc.Group, tc.ProducerID, tc.ProducerEpoch, tc.Generation = "eos", "grp", p.ProducerID, p.ProducerEpoch, -1
+	rt := kmsg.NewTxnOffsetCommitRequestTopic()
+	rt.Topic = "src"
+	rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+	rp.Partition, rp.Offset = 0, 9
+	rt.Partitions = append(rt.Partitions, rp)
+	tc.Topics = append(tc.Topics, rt)
+	if r, err := tc.RequestWith(ctx(t), cl); err != nil || r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("TxnOffsetCommit: %v %+v", err, r)
+	}
+	for _, stable := range []bool{false, true} {
+		of := kmsg.NewPtrOffsetFetchRequest()
+		of.RequireStable = stable
+		g := kmsg.NewOffsetFetchRequestGroup()
+		g.Group = "grp"
+		gt := kmsg.NewOffsetFetchRequestGroupTopic()
+		gt.Topic, gt.Partitions = "src", []int32{0}
+		g.Topics = append(g.Topics, gt)
+		of.Groups = append(of.Groups, g)
+		r, err := of.RequestWith(ctx(t), cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := r.Groups[0].Topics[0].Partitions[0]
+		want := kmsg.OffsetFetchResponseGroupTopicPartition{Offset: 5} // the record at 4 consumed
+		if stable {
+			want = kmsg.OffsetFetchResponseGroupTopicPartition{Offset: -1, ErrorCode: kerr.UnstableOffsetCommit.Code}
+		}
+		if got.Offset != want.Offset || got.ErrorCode != want.ErrorCode {
+			t.Errorf("OffsetFetch require_stable=%v: offset %d code %d, want %d code %d", stable, got.Offset, got.ErrorCode, want.Offset, want.ErrorCode)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/group"
 	vnet "github.com/varve/varve/net"
 	"github.com/varve/varve/txn"
 )
@@ -219,18 +220,45 @@ func (w brokerMarkerWriter) local(ctx context.Context, req *kmsg.WriteTxnMarkers
 		default:
 		}
 	})
+	var resp *kmsg.WriteTxnMarkersResponse
+	var err error
 	if kresp != nil {
-		resp, ok := kresp.(*kmsg.WriteTxnMarkersResponse)
-		if !ok {
+		var ok bool
+		if resp, ok = kresp.(*kmsg.WriteTxnMarkersResponse); !ok {
 			return nil, fmt.Errorf("WriteTxnMarkers answered %T", kresp)
 		}
-		return resp, nil
+	} else {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case vr := <-later:
+			if resp, err = decodeLocalResponse(req, vr); err != nil {
+				return nil, err
+			}
+		}
 	}
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case vr := <-later:
-		return decodeLocalResponse(req, vr)
+	completeGroupTxns(w.b, req, resp)
+	return resp, nil
+}
+
+// completeGroupTxns tells the group coordinators of the
+// __consumer_offsets partitions whose markers were written.
+func completeGroupTxns(b *Broker, req *kmsg.WriteTxnMarkersRequest, resp *kmsg.WriteTxnMarkersResponse) {
+	committed := map[int64]bool{}
+	for _, m := range req.Markers {
+		committed[m.ProducerID] = m.Committed
+	}
+	for _, m := range resp.Markers {
+		for _, t := range m.Topics {
+			if t.Topic != group.OffsetsTopic {
+				continue
+			}
+			for _, p := range t.Partitions {
+				if p.ErrorCode == 0 {
+					b.completeGroupTxn(p.Partition, m.ProducerID, committed[m.ProducerID])
+				}
+			}
+		}
 	}
 }
 
