@@ -176,3 +176,44 @@ func TestTxnOffsetCommitPending(t *testing.T) {
 		}
 	}
 }
+
+// Kafka: KIP-664 DescribeProducers, what kafka-transactions
+// describe-producers prints: an idempotent producer's id, epoch and last
+// sequence, no open transaction; a missing partition is
+// UNKNOWN_TOPIC_OR_PARTITION.
+func TestDescribeProducers(t *testing.T) {
+	b := startBroker(t, t.TempDir(), nil)
+	createTopic(t, b.addr, "idem", 1, nil)
+	pc := client(t, b.addr, kgo.DefaultProduceTopic("idem"))
+	for i := range 3 {
+		produceSync(t, pc, &kgo.Record{Value: []byte{byte(i)}})
+	}
+	req := kmsg.NewPtrDescribeProducersRequest()
+	for _, name := range []string{"idem", "missing"} {
+		rt := kmsg.NewDescribeProducersRequestTopic()
+		rt.Topic, rt.Partitions = name, []int32{0}
+		req.Topics = append(req.Topics, rt)
+	}
+	// Straight to the broker: the client would shard the request by
+	// leader and answer for the missing topic itself.
+	cl := client(t, b.addr)
+	if err := cl.Ping(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	kresp, err := cl.DiscoveredBrokers()[0].Request(ctx(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := kresp.(*kmsg.DescribeProducersResponse)
+	p := resp.Topics[0].Partitions[0]
+	if p.ErrorCode != 0 || len(p.ActiveProducers) != 1 {
+		t.Fatalf("idem-0: %+v", p)
+	}
+	ap := p.ActiveProducers[0]
+	if ap.ProducerID < 0 || ap.ProducerEpoch != 0 || ap.LastSequence != 2 || ap.CurrentTxnStartOffset != -1 {
+		t.Fatalf("active producer %+v, want epoch 0, last sequence 2, no transaction", ap)
+	}
+	if code := resp.Topics[1].Partitions[0].ErrorCode; code != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("missing-0: %s", kerr.ErrorForCode(code))
+	}
+}
