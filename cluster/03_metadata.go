@@ -32,6 +32,7 @@ import (
 	"github.com/varve/varve/group"
 	"github.com/varve/varve/metadata"
 	vnet "github.com/varve/varve/net"
+	"github.com/varve/varve/txn"
 )
 
 func init() {
@@ -104,6 +105,10 @@ func (b *Broker) autoCreate(topics []kmsg.MetadataRequestTopic) (*metadata.Image
 			b.groups.ensureTopic()
 			continue
 		}
+		if *rt.Topic == txn.Topic { // likewise
+			b.txns.ensureTopic()
+			continue
+		}
 		specs = append(specs, topicSpec{name: *rt.Topic, partitions: -1, rf: -1})
 	}
 	if len(specs) == 0 {
@@ -149,7 +154,7 @@ func metadataTopic(t *metadata.Topic) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic, mt.TopicID = &name, t.ID
-	mt.IsInternal = name == group.OffsetsTopic
+	mt.IsInternal = name == group.OffsetsTopic || name == txn.Topic // Kafka's Topic.isInternal
 	mt.AuthorizedOperations = -2147483648
 	for i, p := range t.Partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()

@@ -217,3 +217,35 @@ func TestDescribeProducers(t *testing.T) {
 		t.Fatalf("missing-0: %s", kerr.ErrorForCode(code))
 	}
 }
+
+// Kafka: AutoTopicCreationManager creates an internal topic with its own
+// configuration: a Metadata request naming __transaction_state creates
+// it with transaction.state.log.num.partitions partitions, compacted,
+// never with num.partitions.
+func TestMetadataCreatesTransactionStateAsInternal(t *testing.T) {
+	b := startBroker(t, t.TempDir(), map[string]string{"transaction.state.log.num.partitions": "3", "num.partitions": "1"})
+	req := kmsg.NewPtrMetadataRequest()
+	req.AllowAutoTopicCreation = true
+	rt := kmsg.NewMetadataRequestTopic()
+	name := "__transaction_state"
+	rt.Topic = &name
+	req.Topics = append(req.Topics, rt)
+	cl := client(t, b.addr)
+	if _, err := req.RequestWith(ctx(t), cl); err != nil {
+		t.Fatal(err)
+	}
+	adm := kadm.NewClient(cl)
+	td, err := adm.ListTopics(ctx(t), name)
+	if err != nil || len(td[name].Partitions) != 3 || !td[name].IsInternal {
+		t.Fatalf("%s: %v %+v", name, err, td[name])
+	}
+	cfgs, err := adm.DescribeTopicConfigs(ctx(t), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cfgs[0].Configs {
+		if c.Key == "cleanup.policy" && c.MaybeValue() != "compact" {
+			t.Fatalf("cleanup.policy %q", c.MaybeValue())
+		}
+	}
+}
