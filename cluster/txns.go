@@ -106,8 +106,18 @@ func (tc *txnCoordinator) start() {
 		return // created on the first FindCoordinator for a transaction, as Kafka does
 	}
 	for p := range tc.shards {
-		tc.beginLoad(int32(p), 0)
+		tc.beginLoad(int32(p), tc.leaderEpoch(int32(p)))
 	}
+}
+
+// leaderEpoch is partition p's leader epoch here, the coordinator epoch
+// of a single node's coordinators (0 if the partition is missing).
+func (tc *txnCoordinator) leaderEpoch(p int32) int32 {
+	part, err := tc.b.partition(txn.Topic, p)
+	if err != nil {
+		return 0
+	}
+	return part.LeaderEpoch()
 }
 
 // beginLoad starts loading partition p as coordinator epoch epoch, in
@@ -199,7 +209,7 @@ func (tc *txnCoordinator) ensureTopic() error {
 	for _, s := range tc.shards {
 		s.do(func(c *txn.Coordinator) {
 			if !c.Active() {
-				c.BeginLoad(0)
+				c.BeginLoad(tc.leaderEpoch(c.Partition()))
 				c.FinishLoad(now)
 			}
 		})
