@@ -12,8 +12,11 @@ package cluster
 // request is answered once (Kafka's collapse, see resolveFetch). Limits: each
 // partition's PartitionMaxBytes and the response's MaxBytes; the first
 // partition with data returns at least one whole batch (KIP-74). Reads
-// stop at the high watermark; the last stable offset equals it (no
-// transactions). Topic ids replace names from v13.
+// stop at the high watermark; from v4 every partition reports its last
+// stable offset, and a read_committed consumer (IsolationLevel 1, KIP-98)
+// reads only below it and gets the aborted transactions of the range
+// (producer id and first offset), so that it drops their records; a
+// read_uncommitted one gets null there. Topic ids replace names from v13.
 //
 // Versions 0-3 predate v2 batches: their records are down-converted to
 // magic 0 (v0-1) or magic 1 (v2-3) message sets (fetch_legacy.go), which
@@ -54,6 +57,7 @@ import (
 	vnet "github.com/varve/varve/net"
 	"github.com/varve/varve/pagecache"
 	"github.com/varve/varve/replica"
+	"github.com/varve/varve/segment"
 )
 
 func init() {
@@ -65,6 +69,10 @@ type fetchPart struct {
 	partition      int32
 	errorCode      int16
 	hw, logStart   int64
+	lso            int64 // last stable offset, when hasLSO
+	hasLSO         bool  // else the high watermark stands for it
+	aborted        []segment.AbortedTxn
+	committed      bool // read_committed: AbortedTransactions is an array, not null
 	records        pagecache.Region
 	part           *replica.Partition
 	offset         int64
@@ -92,14 +100,16 @@ func (fp *fetchPart) preferredReadReplica() int32 { return fp.preferred - 1 }
 // consumer) and a consumer's rack; rackAware says the consumer may be
 // sent to, or read from, a follower (Fetch v11+, Kafka's ClientMetadata).
 type fetcher struct {
-	replica   int32
-	rack      string
-	rackAware bool
+	replica       int32
+	rack          string
+	rackAware     bool
+	readCommitted bool // IsolationLevel 1 (v4+)
 }
 
 func serveFetch(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.FetchRequest)
-	from := fetcher{replica: fetchReplicaID(r.Version, req), rack: req.Rack, rackAware: r.Version >= 11}
+	from := fetcher{replica: fetchReplicaID(r.Version, req), rack: req.Rack, rackAware: r.Version >= 11,
+		readCommitted: r.Version >= 4 && req.IsolationLevel == 1}
 	scope := b.scopeFetch(r.Version, req, from.replica)
 	if scope.sessionRefused() {
 		respond(b.fetchResponse(r.Version, scope))
@@ -319,6 +329,7 @@ func (b *Broker) readFetch(topics []fetchTopic, maxBytes int32, from fetcher) (i
 // consumer that may read from one (fetch_preferred.go).
 func (b *Broker) readForConsumer(fp *fetchPart, from fetcher, limit int, minOneBatch bool) error {
 	fp.hw, fp.logStart, fp.records, fp.preferred = fp.part.HighWatermark(), fp.part.StartOffset(), pagecache.Region{}, 0
+	fp.lso, fp.hasLSO, fp.aborted, fp.committed = fp.part.LastStableOffset(), true, nil, from.readCommitted
 	if role, s := fp.part.State(); role == replica.RoleFollower {
 		return readOnFollower(fp, s, from, limit, minOneBatch)
 	}
@@ -329,8 +340,25 @@ func (b *Broker) readForConsumer(fp *fetchPart, from fetcher, limit int, minOneB
 		fp.preferred = id + 1 // Kafka skips the read
 		return nil
 	}
-	region, err := fp.part.Read(fp.offset, limit, minOneBatch)
-	fp.records = region
+	return readPartition(fp, from, limit, minOneBatch)
+}
+
+// readPartition reads fp's records for a consumer: below the high
+// watermark, or below the last stable offset with the aborted
+// transactions of the range for read_committed (Kafka's
+// LocalLog.read with FetchIsolation.TXN_COMMITTED and
+// addAbortedTransactions).
+func readPartition(fp *fetchPart, from fetcher, limit int, minOneBatch bool) error {
+	if !from.readCommitted {
+		region, err := fp.part.Read(fp.offset, limit, minOneBatch)
+		fp.records = region
+		return err
+	}
+	region, lso, err := fp.part.ReadCommitted(fp.offset, limit, minOneBatch)
+	fp.records, fp.lso = region, lso
+	if err == nil && region.Len > 0 {
+		fp.aborted = fp.part.AbortedTransactions(fp.offset, lso)
+	}
 	return err
 }
 
@@ -339,6 +367,7 @@ func readForFollower(fp *fetchPart, from int32, limit int, minOneBatch bool) err
 	req := replica.FetchRequest{ReplicaID: from, FetchOffset: fp.offset, LastFetchedEpoch: fp.lastFetchedEpoch, CurrentLeaderEpoch: fp.leaderEpoch}
 	d, region, err := fp.part.ReadForFollower(req, limit, minOneBatch)
 	fp.hw, fp.logStart, fp.records, fp.diverging = d.HighWatermark, d.LogStartOffset, region, d.Diverging
+	fp.lso, fp.hasLSO = fp.part.LastStableOffset(), true
 	if err != nil {
 		fp.hw, fp.logStart = fp.part.HighWatermark(), fp.part.StartOffset()
 	}

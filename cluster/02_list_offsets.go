@@ -3,8 +3,8 @@ package cluster
 // ListOffsets, versions 0-9.
 //
 // Timestamp -2 is the log start offset (earliest), -1 the high
-// watermark (latest; with isolation read_committed the last stable
-// offset, which equals it without transactions), -3 (v7+) the offset of
+// watermark (latest; with IsolationLevel 1, read_committed (v2+), the
+// last stable offset, KIP-98), -3 (v7+) the offset of
 // the largest timestamp, and any other timestamp the first offset whose
 // record timestamp is at least it, or -1 when there is none. Version 0
 // answers in the old form (a list of offsets). A CurrentLeaderEpoch
@@ -13,7 +13,9 @@ package cluster
 // answers NOT_LEADER_OR_FOLLOWER, and a new leader whose high watermark
 // has not reached the start of its epoch answers OFFSET_NOT_AVAILABLE
 // for the latest offset (KIP-207), so that no client sees an offset the
-// leader might still lose.
+// leader might still lose. For read_committed, a timestamp lookup that
+// lands at or past the last stable offset finds nothing (-1), as in
+// Kafka's Partition.fetchOffset.
 
 import (
 	"fmt"
@@ -48,7 +50,7 @@ func serveListOffsets(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet
 				err = p.CheckLeaderEpoch(epoch)
 			}
 			if err == nil {
-				sp.Timestamp, sp.Offset, err = listOffset(p, rp.Timestamp)
+				sp.Timestamp, sp.Offset, err = listOffset(p, rp.Timestamp, r.Version >= 2 && req.IsolationLevel == 1)
 			}
 			if err == nil && r.Version >= 4 {
 				sp.LeaderEpoch = p.LeaderEpoch()
@@ -67,7 +69,7 @@ func serveListOffsets(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet
 	return resp
 }
 
-func listOffset(p *replica.Partition, ts int64) (timestamp, offset int64, err error) {
+func listOffset(p *replica.Partition, ts int64, readCommitted bool) (timestamp, offset int64, err error) {
 	if !p.Online() {
 		return -1, -1, fmt.Errorf("%s: %w", p.TP, logdir.ErrOffline) // KAFKA_STORAGE_ERROR
 	}
@@ -78,11 +80,23 @@ func listOffset(p *replica.Partition, ts int64) (timestamp, offset int64, err er
 		if !p.HighWatermarkKnown() {
 			return -1, -1, kerr.OffsetNotAvailable
 		}
+		if readCommitted {
+			return -1, p.LastStableOffset(), nil
+		}
 		return -1, p.HighWatermark(), nil
 	case -3:
 		off, rts, _, err := p.MaxTimestampOffset() // KIP-734
-		return rts, off, err
+		return committedOnly(p, readCommitted, rts, off, err)
 	}
 	off, rts, _, err := p.OffsetForTime(ts)
-	return rts, off, err
+	return committedOnly(p, readCommitted, rts, off, err)
+}
+
+// committedOnly hides, from a read_committed lookup, an offset at or
+// past the last stable offset.
+func committedOnly(p *replica.Partition, readCommitted bool, ts, off int64, err error) (int64, int64, error) {
+	if err == nil && readCommitted && off >= 0 && off >= p.LastStableOffset() {
+		return -1, -1, nil
+	}
+	return ts, off, err
 }

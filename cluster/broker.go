@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -60,6 +61,10 @@ type Broker struct {
 	// through them) and before the replicas close.
 	stopImages chan struct{}
 	bg         sync.WaitGroup
+
+	// txnProduceCheck is what transactional produces pass
+	// (produce_validate.go); nil: RefuseTransactionalWithoutID.
+	txnProduceCheck atomic.Pointer[TxnProduceCheck]
 }
 
 // server is what the Reactor and the goroutine-per-connection server

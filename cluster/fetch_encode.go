@@ -122,17 +122,17 @@ func appendFetchPartitionHead(buf []byte, version int16, fp *fetchPart) []byte {
 	buf = kbin.AppendInt16(buf, fp.errorCode)
 	buf = kbin.AppendInt64(buf, fp.hw)
 	if version >= 4 {
-		buf = kbin.AppendInt64(buf, fp.hw) // LastStableOffset: no transactions
+		lso := fp.lso
+		if !fp.hasLSO || fp.hw < 0 {
+			lso = fp.hw
+		}
+		buf = kbin.AppendInt64(buf, lso)
 	}
 	if version >= 5 {
 		buf = kbin.AppendInt64(buf, fp.logStart)
 	}
-	if version >= 4 { // AbortedTransactions: null
-		if version >= 12 {
-			buf = kbin.AppendUvarint(buf, 0)
-		} else {
-			buf = kbin.AppendInt32(buf, -1)
-		}
+	if version >= 4 {
+		buf = appendAbortedTxns(buf, version >= 12, fp)
 	}
 	if version >= 11 {
 		buf = kbin.AppendInt32(buf, fp.preferredReadReplica()) // KIP-392
@@ -145,4 +145,25 @@ func appendArrayLen(buf []byte, n int, flexible bool) []byte {
 		return kbin.AppendCompactArrayLen(buf, n)
 	}
 	return kbin.AppendArrayLen(buf, n)
+}
+
+// appendAbortedTxns encodes AbortedTransactions: null unless the fetch is
+// read_committed, else each aborted transaction's producer id and first
+// offset (with empty tagged fields from v12).
+func appendAbortedTxns(buf []byte, flexible bool, fp *fetchPart) []byte {
+	if !fp.committed {
+		if flexible {
+			return kbin.AppendUvarint(buf, 0)
+		}
+		return kbin.AppendInt32(buf, -1)
+	}
+	buf = appendArrayLen(buf, len(fp.aborted), flexible)
+	for _, a := range fp.aborted {
+		buf = kbin.AppendInt64(buf, a.ProducerID)
+		buf = kbin.AppendInt64(buf, a.FirstOffset)
+		if flexible {
+			buf = kbin.AppendUvarint(buf, 0)
+		}
+	}
+	return buf
 }

@@ -37,14 +37,13 @@ func readOnFollower(fp *fetchPart, s replica.LeaderAndISR, from fetcher, limit i
 	case current > s.LeaderEpoch:
 		return kerr.UnknownLeaderEpoch
 	}
-	region, err := fp.part.Read(fp.offset, limit, minOneBatch)
+	err := readPartition(fp, from, limit, minOneBatch)
 	if errors.Is(err, segment.ErrOffsetOutOfRange) && fp.leaderEpoch < 0 && fp.offset > fp.part.EndOffset() {
 		// Kafka (KAFKA-14280): a consumer without a leader epoch may have
 		// come here on stale metadata, for an offset the follower does not
 		// have yet: an empty answer, not a reset of its position.
 		return nil
 	}
-	fp.records = region
 	return err
 }
 

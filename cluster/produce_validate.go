@@ -25,24 +25,61 @@ import (
 //     (record.ValidateProduced): CORRUPT_MESSAGE, INVALID_RECORD,
 //     INVALID_TIMESTAMP or MESSAGE_TOO_LARGE, with Kafka's per-record
 //     RecordErrors (Produce v8+) for keys and timestamps;
-//  3. a transactional batch needs the request's transactional id (Kafka:
-//     TRANSACTIONAL_ID_AUTHORIZATION_FAILED), since no transaction
-//     coordinator would ever end the transaction it opens.
+//  3. transactional batches pass the broker's TxnProduceCheck, one
+//     function that a transaction coordinator's side replaces
+//     (Broker.SetTxnProduceCheck) with KIP-890's verification that the
+//     partition belongs to the producer's ongoing transaction. Until
+//     then the check is RefuseTransactionalWithoutID: a transactional
+//     batch needs the request's transactional id (Kafka:
+//     TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
+
+// TxnProduceCheck decides whether a partition's records, already
+// validated, may be appended: transactionalID is the request's (nil
+// when it has none). It returns nil, or an error carrying a Kafka error
+// code (kerr) for the partition.
+type TxnProduceCheck func(transactionalID *string, topic string, partition int32, records []byte) error
+
+// RefuseTransactionalWithoutID is the TxnProduceCheck a broker starts
+// with: transactional batches need a transactional id.
+func RefuseTransactionalWithoutID(transactionalID *string, _ string, _ int32, records []byte) error {
+	if transactionalID == nil && hasTransactionalBatch(records) {
+		return fmt.Errorf("%w: transactional records without a transactional id", kerr.TransactionalIDAuthorizationFailed)
+	}
+	return nil
+}
+
+// SetTxnProduceCheck replaces the check transactional produces pass;
+// nil restores RefuseTransactionalWithoutID. Safe while serving.
+func (b *Broker) SetTxnProduceCheck(f TxnProduceCheck) {
+	if f == nil {
+		f = RefuseTransactionalWithoutID
+	}
+	b.txnProduceCheck.Store(&f)
+}
+
+// txnCheck is the broker's current TxnProduceCheck.
+func (b *Broker) txnCheck() TxnProduceCheck {
+	if f := b.txnProduceCheck.Load(); f != nil {
+		return *f
+	}
+	return RefuseTransactionalWithoutID
+}
 
 // produceGate is what the request says about every partition it names.
 type produceGate struct {
 	internalAllowed bool
-	transactional   bool
+	transactionalID *string
+	txnCheck        TxnProduceCheck
 }
 
-func newProduceGate(r *vnet.Request, req *kmsg.ProduceRequest) produceGate {
-	return produceGate{internalAllowed: r.ClientID == adminClientID, transactional: req.TransactionID != nil}
+func (b *Broker) newProduceGate(r *vnet.Request, req *kmsg.ProduceRequest) produceGate {
+	return produceGate{internalAllowed: r.ClientID == adminClientID, transactionalID: req.TransactionID, txnCheck: b.txnCheck()}
 }
 
 // checkProduced validates one partition's records and, when they are
 // refused, sets sp's error fields and returns false.
 func (b *Broker) checkProduced(g produceGate, topic string, tc config.Topic, records []byte, sp *kmsg.ProduceResponseTopicPartition) bool {
-	err := g.check(topic, tc, records)
+	err := g.check(topic, sp.Partition, tc, records)
 	if err == nil {
 		return true
 	}
@@ -62,7 +99,7 @@ func (b *Broker) checkProduced(g produceGate, topic string, tc config.Topic, rec
 	return false
 }
 
-func (g produceGate) check(topic string, tc config.Topic, records []byte) error {
+func (g produceGate) check(topic string, partition int32, tc config.Topic, records []byte) error {
 	if isInternalTopic(topic) && !g.internalAllowed {
 		return fmt.Errorf("%w: cannot append to internal topic %s", kerr.InvalidTopicException, topic)
 	}
@@ -72,10 +109,7 @@ func (g produceGate) check(topic string, tc config.Topic, records []byte) error 
 	if err := record.ValidateProduced(records, produceRules(tc)); err != nil {
 		return err
 	}
-	if !g.transactional && hasTransactionalBatch(records) {
-		return fmt.Errorf("%w: transactional records without a transactional id", kerr.TransactionalIDAuthorizationFailed)
-	}
-	return nil
+	return g.txnCheck(g.transactionalID, topic, partition, records)
 }
 
 // produceRules are the topic's rules for record.ValidateProduced.

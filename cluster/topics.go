@@ -335,6 +335,8 @@ func errorCode(err error) int16 {
 		return kerr.InvalidProducerEpoch.Code
 	case errors.Is(err, segment.ErrInvalidTxnState):
 		return kerr.InvalidTxnState.Code
+	case errors.Is(err, segment.ErrTransactionCoordinatorFenced):
+		return kerr.TransactionCoordinatorFenced.Code
 	case errors.Is(err, record.ErrInvalidTimestamp):
 		return kerr.InvalidTimestamp.Code
 	case errors.Is(err, record.ErrInvalidRecord):

@@ -64,6 +64,10 @@ type pass struct {
 	producers    map[int64]int64 // producer id -> last data offset, read when first needed
 	rangeEnd     bool            // the batch filter returned last is kept only as the group's end
 	stats        *Stats
+
+	txns      *txnState           // the group being rewritten (txn.go)
+	mapTxns   *txnState           // the dirty section, for the offset map
+	keepEntry *segment.AbortedTxn // the index entry of the ABORT filter returned last, if kept
 }
 
 // inProgress holds the logs being cleaned or retained by any worker.
@@ -152,7 +156,9 @@ func (p *pass) recordMap() {
 func (p *pass) cleanGroup(group []segment.SegmentInfo) error {
 	out := &output{p: p, base: group[0].BaseOffset}
 	lastIdx := lastNonEmpty(group)
+	p.txns = newTxnState()
 	for i, s := range group {
+		p.txns.add(p.c.log.AbortedTransactions(s.BaseOffset, s.NextOffset))
 		if err := p.cleanSegment(s, i == lastIdx, out); err != nil {
 			out.abort()
 			return err
@@ -182,7 +188,7 @@ func (p *pass) cleanSegment(s segment.SegmentInfo, last bool, out *output) error
 		if err != nil {
 			return err
 		}
-		p.rangeEnd = false
+		p.rangeEnd, p.keepEntry = false, nil
 		kept, err := p.filter(h, b, last && pos+int64(len(b)) == s.Size)
 		if err != nil {
 			return err
@@ -190,6 +196,11 @@ func (p *pass) cleanSegment(s segment.SegmentInfo, last bool, out *output) error
 		if kept != nil {
 			if err := out.append(h, kept, p.rangeEnd); err != nil {
 				return err
+			}
+		}
+		if p.keepEntry != nil && kept != nil {
+			if err := out.current().AppendAbortedTxn(*p.keepEntry); err != nil {
+				return fmt.Errorf("%s: cleaned segment %d: %w", p.c.log.Dir(), out.current().BaseOffset(), err)
 			}
 		}
 	}

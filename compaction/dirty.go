@@ -19,7 +19,7 @@ type logToClean struct {
 	firstDirty int64
 	// firstUncleanable is where cleaning stops: the smallest of the
 	// active segment's base, the base of the segment holding the upper
-	// bound, and the base of the first dirty segment newer than
+	// bound or the last stable offset, and the base of the first dirty segment newer than
 	// min.compaction.lag.ms. Always a segment base.
 	firstUncleanable int64
 
@@ -38,7 +38,8 @@ func examine(l *segment.Log, t TopicConfig, upperBound int64, now time.Time) log
 		c.firstDirty = off
 	}
 	nowMs := now.UnixMilli()
-	c.firstUncleanable = firstUncleanable(c.segs, c.firstDirty, min(upperBound, end), nowMs, t.MinCompactionLag)
+	// Kafka: never clean past the last stable offset (ongoing transactions).
+	c.firstUncleanable = firstUncleanable(c.segs, c.firstDirty, l.LastStableOffset(min(upperBound, end)), nowMs, t.MinCompactionLag)
 	c.cleanBytes, c.cleanableBytes = c.bytes()
 	c.needNow = c.compactionDelay(nowMs, t.MaxCompactionLag) > 0 && c.cleanableBytes > 0
 	return c

@@ -24,10 +24,11 @@
 //     dirty offset is the log's entry in cleaner-offset-checkpoint, or
 //     the log start offset when there is none or it is out of range. The
 //     first uncleanable offset is the smallest of the active segment's
-//     base, the base of the segment holding the upper bound (the high
-//     watermark a broker passes, rounded down to a segment boundary, so a
-//     segment that a follower's truncation could change is never
-//     rewritten), and the base of the first dirty segment whose largest
+//     base, the base of the segment holding the upper bound (the log's
+//     last stable offset below the high watermark a broker passes,
+//     rounded down to a segment boundary, so that neither a segment a
+//     follower's truncation could change nor an ongoing transaction is
+//     ever rewritten), and the base of the first dirty segment whose largest
 //     timestamp is newer than now - min.compaction.lag.ms.
 //  2. Build the offset map: read the dirty section [first dirty, first
 //     uncleanable) in offset order and record, for every key, its last
@@ -54,8 +55,10 @@
 //     next one starts, or hold nothing. The group's last batch, emptied,
 //     is written all the same (segment.CleanedSegment.AppendRangeEnd) so
 //     that an interrupted swap knows the offsets it replaces, and removed
-//     once the swap is done. Control batches (transaction markers) are
-//     copied as they are.
+//     once the swap is done. Transactions follow Kafka's rules (txn.go):
+//     the batches of aborted transactions go whole (and stay out of the
+//     offset map); a marker stays while the group holds data of its
+//     transaction, then gets a delete horizon and goes once it passed.
 //  5. Swap each group in with Log.ReplaceSegments (.cleaned -> .swap,
 //     old -> .deleted, .swap -> live, directory fsyncs; segment.Open
 //     completes or discards an interrupted swap), so a crash at any step

@@ -52,7 +52,11 @@ func (p *pass) decide(h record.BatchHeader, r *keyRec, h1, h2 uint64) verdict {
 func (p *pass) filter(h record.BatchHeader, b []byte, lastOfGroup bool) ([]byte, error) {
 	p.stats.BatchesRead++
 	if h.IsControl() {
-		return b, nil // transaction markers stay: transactions are not modelled
+		return p.filterMarker(h, b, lastOfGroup)
+	}
+	if p.txns.onBatch(h) { // Kafka: aborted transactional data goes whole
+		p.stats.AbortedBatchesDropped++
+		return p.emptied(h, lastOfGroup)
 	}
 	keys, decoded, err := p.w.batchKeys(h, b)
 	if err != nil {

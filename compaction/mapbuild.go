@@ -26,7 +26,9 @@ func (p *pass) buildMap() error {
 		return err
 	}
 	p.w.m.Reset(p.c.firstDirty, slots, p.w.cfg.IOBufferLoadFactor)
+	p.mapTxns = newTxnState()
 	for _, s := range dirty {
+		p.mapTxns.add(p.c.log.AbortedTransactions(s.BaseOffset, s.NextOffset))
 		full, err := p.mapSegment(s)
 		if err != nil || full {
 			return err
@@ -127,11 +129,15 @@ func (p *pass) mapSegment(s segment.SegmentInfo) (bool, error) {
 }
 
 // mapBatch puts the keys of one batch. Control batches (transaction
-// markers) carry no data keys and are skipped, as in Kafka.
+// markers) carry no data keys, and the batches of aborted transactions
+// must not supersede anything: both are skipped, as in Kafka.
 func (p *pass) mapBatch(h record.BatchHeader, b []byte) (bool, error) {
 	p.stats.MapBytesRead += int64(len(b))
-	if h.IsControl() {
-		return false, nil
+	if skip, err := p.mapSkips(h, b); err != nil || skip {
+		if err != nil {
+			err = fmt.Errorf("%w: %s: batch at offset %d: %w", ErrCorruptSegment, p.c.log.Dir(), h.BaseOffset, err)
+		}
+		return false, err
 	}
 	keys, _, err := p.w.batchKeys(h, b)
 	if err != nil {

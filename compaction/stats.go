@@ -43,6 +43,9 @@ type Stats struct {
 	TombstonesDropped int64 // dropped: past their delete horizon
 	HorizonsSet       int64 // batches that got a delete horizon in this pass
 	EmptyBatchesKept  int64 // emptied batches written: for producer state, or as a group's end until its swap
+	// Transactions (txn.go).
+	AbortedBatchesDropped int64 // batches of aborted transactions removed
+	MarkersDropped        int64 // transaction markers removed past their delete horizon
 
 	Duration time.Duration
 }
@@ -69,6 +72,10 @@ func (s Stats) String() string {
 		s.RecordsRead, s.RecordsKept, s.RecordsSuperseded, s.KeylessDropped)
 	fmt.Fprintf(&b, "  tombstones: %d kept, %d dropped past their horizon; %d delete horizons set; %d empty batches kept\n",
 		s.TombstonesKept, s.TombstonesDropped, s.HorizonsSet, s.EmptyBatchesKept)
+	if s.AbortedBatchesDropped > 0 || s.MarkersDropped > 0 {
+		fmt.Fprintf(&b, "  transactions: %d aborted batches removed, %d markers removed past their horizon\n",
+			s.AbortedBatchesDropped, s.MarkersDropped)
+	}
 	fmt.Fprintf(&b, "  duration: %v\n", s.Duration.Round(time.Microsecond))
 	return b.String()
 }

@@ -44,6 +44,15 @@
 // (segment.Log.AppendReplicated), so a new leader deduplicates a
 // producer's retry, and follows the leader's log start offset.
 
+// # Transactions
+//
+// A log that implements TxnLog (segment.Log does) takes transaction
+// markers from the coordinator: AppendTxnMarkersToLeader writes them
+// through the same replication path as produced batches (acks=all), so
+// followers replicate them and rebuild the same transaction state.
+// LastStableOffset (the log's, capped by the high watermark),
+// ReadCommitted and AbortedTransactions serve read_committed fetches.
+//
 // # Purgatory
 //
 // A Purgatory (Kafka's DelayedOperationPurgatory) holds Operations until

@@ -231,12 +231,17 @@ func (p *Partition) AppendAsLeader(records []byte) (segment.AppendInfo, error) {
 }
 
 // appendStandalone is AppendAsLeader of a partition never told its role.
-func (p *Partition) appendStandalone(records []byte) (segment.AppendInfo, error) {
+func (p *Partition) appendStandalone(records []byte, coordinator bool) (segment.AppendInfo, error) {
 	l, err := p.current()
 	if err != nil {
 		return segment.AppendInfo{}, err
 	}
-	info, err := l.AppendWithEpoch(records, p.leaderEpoch.Load())
+	var info segment.AppendInfo
+	if coordinator {
+		info, err = appendMarkers(l, records, p.leaderEpoch.Load())
+	} else {
+		info, err = l.AppendWithEpoch(records, p.leaderEpoch.Load())
+	}
 	if err != nil {
 		return info, err
 	}

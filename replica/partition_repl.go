@@ -42,15 +42,22 @@ func wallClockMs() int64 { return time.Now().UnixMilli() }
 // the start of every operation (the log is swapped while its directory
 // is offline); last is the AppendInfo of the last leader append.
 type replicaLog struct {
-	l    Log
-	last segment.AppendInfo
+	l           Log
+	last        segment.AppendInfo
+	coordinator bool // the append in progress is of transaction markers
 }
 
 func (a *replicaLog) StartOffset() int64 { return a.l.StartOffset() }
 func (a *replicaLog) EndOffset() int64   { return a.l.EndOffset() }
 
 func (a *replicaLog) AppendAsLeader(b []byte, epoch int32) (int64, error) {
-	info, err := a.l.AppendWithEpoch(b, epoch)
+	var info segment.AppendInfo
+	var err error
+	if a.coordinator {
+		info, err = appendMarkers(a.l, b, epoch)
+	} else {
+		info, err = a.l.AppendWithEpoch(b, epoch)
+	}
 	a.last = info
 	return info.LastOffset, err
 }
@@ -221,13 +228,20 @@ func (p *Partition) EpochEntries() []EpochEntry {
 // minInsync <= 0 keeps the partition's setting. A follower answers
 // NOT_LEADER_OR_FOLLOWER.
 func (p *Partition) AppendRecordsToLeader(records []byte, requiredAcks int16, minInsync int) (segment.AppendInfo, error) {
+	return p.appendToLeader(records, requiredAcks, minInsync, false)
+}
+
+// appendToLeader is AppendRecordsToLeader; coordinator appends
+// transaction markers (Kafka's AppendOrigin.COORDINATOR) instead of a
+// producer's batches.
+func (p *Partition) appendToLeader(records []byte, requiredAcks int16, minInsync int, coordinator bool) (segment.AppendInfo, error) {
 	p.st.Lock()
 	if p.st.repl == nil {
 		p.st.Unlock()
 		if requiredAcks == -1 && minInsync > 1 {
 			return segment.AppendInfo{}, fmt.Errorf("%w: one replica, min.insync.replicas %d", kerr.NotEnoughReplicas, minInsync)
 		}
-		return p.appendStandalone(records)
+		return p.appendStandalone(records, coordinator)
 	}
 	p.st.Unlock()
 	var info segment.AppendInfo
@@ -235,7 +249,8 @@ func (p *Partition) AppendRecordsToLeader(records []byte, requiredAcks int16, mi
 		if minInsync > 0 {
 			r.SetMinInsyncReplicas(minInsync)
 		}
-		p.st.rlog.last = segment.AppendInfo{}
+		p.st.rlog.last, p.st.rlog.coordinator = segment.AppendInfo{}, coordinator
+		defer func() { p.st.rlog.coordinator = false }()
 		_, err := r.AppendAsLeader(records, requiredAcks, p.now())
 		info = p.st.rlog.last
 		return err

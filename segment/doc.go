@@ -22,6 +22,7 @@
 //	00000000000000000000.index      8-byte entries: relative offset u32, position u32 (package index)
 //	00000000000000000000.timeindex  12-byte entries: timestamp i64, relative offset u32
 //	00000000000000000512.snapshot   idempotent producers' state at that offset (producer_snapshot.go)
+//	00000000000000000000.txnindex   aborted transactions whose ABORT marker the segment holds (txnindex.go)
 //
 // A batch's offset index entry holds its last offset and its position;
 // an entry is added once index.interval.bytes were appended since the
@@ -63,6 +64,14 @@
 // sequence gap or a fenced epoch is refused. After a failed write or fsync the log refuses appends
 // (ErrLogFailed) until it is reopened.
 //
+// Transactions (txn.go): a producer's transactional batches stay
+// unstable until its coordinator's COMMIT or ABORT marker, which only
+// AppendTxnMarker (AppendAsCoordinator) writes. LastStableOffset(hw) is
+// the first offset of the earliest open transaction (or ended one whose
+// marker is not below hw), capped by hw; an ABORT adds an entry to its
+// segment's .txnindex, and AbortedTransactions(from, upTo) returns the
+// entries a read_committed fetch of [from, upTo) needs.
+//
 // # Recovery
 //
 // Open runs these steps in order:
@@ -93,7 +102,11 @@
 //     and logged as an error naming the directory.
 //  8. Rebuild the idempotent producers' state: load the latest readable
 //     snapshot at or below the log end, then apply the producer fields of
-//     every batch header after it.
+//     every batch header after it. The transaction index of a segment
+//     step 4 validated, if the segment holds a marker, or of a segment
+//     whose .txnindex is corrupt, is emptied in step 4 and rebuilt here:
+//     the replay then starts at or below that segment's base (later
+//     snapshots are deleted) and re-adds an entry for every ABORT.
 //
 // # Concurrency
 //

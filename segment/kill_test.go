@@ -40,6 +40,10 @@ func TestMain(m *testing.M) {
 		producerKillChild(dir)
 		return
 	}
+	if dir := os.Getenv(txnKillChildEnv); dir != "" {
+		txnKillChild(dir)
+		return
+	}
 	// Recovery reports every reopened log at INFO or WARN; the crash tests
 	// reopen hundreds, so their reports go nowhere unless -v asks.
 	flag.Parse()

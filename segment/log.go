@@ -36,7 +36,11 @@ type Log struct {
 	closed        atomic.Bool
 
 	report RecoveryReport
-	limits atomic.Pointer[limits] // validation limits, read without mu
+	// txnRebuildFrom is the base of the first segment whose transaction
+	// index recovery must rebuild from the log, -1 if none (Open only).
+	txnRebuildFrom int64
+	lso            lsoState               // what LastStableOffset reads without mu
+	limits         atomic.Pointer[limits] // validation limits, read without mu
 
 	producers *producerStateManager // idempotent-producer state; REQUIRES mu
 	snaps     snapshotQueue         // producer snapshots awaiting the flusher
@@ -145,17 +149,21 @@ func (l *Log) fail(err error) error {
 // AppendInfo.Duplicate set and writes nothing; an older epoch or a
 // sequence that does not follow rejects the whole append
 // (ErrInvalidProducerEpoch, ErrOutOfOrderSequence).
-func (l *Log) Append(b []byte) (AppendInfo, error) { return l.appendLeader(b, false, 0) }
+func (l *Log) Append(b []byte) (AppendInfo, error) { return l.appendLeader(b, false, 0, originClient) }
 
 // AppendWithEpoch is Append for a partition leader: each batch is also
 // stamped with the leader's epoch (bytes 12-15, outside the CRC), as
 // Kafka's leader does while it assigns offsets.
 func (l *Log) AppendWithEpoch(b []byte, leaderEpoch int32) (AppendInfo, error) {
-	return l.appendLeader(b, true, leaderEpoch)
+	return l.appendLeader(b, true, leaderEpoch, originClient)
 }
 
-func (l *Log) appendLeader(b []byte, stamp bool, epoch int32) (AppendInfo, error) {
-	info, err := l.validate(b, record.ValidateClientBatch)
+func (l *Log) appendLeader(b []byte, stamp bool, epoch int32, origin appendOrigin) (AppendInfo, error) {
+	check := record.ValidateClientBatch
+	if origin == originCoordinator {
+		check = record.ValidateBatch
+	}
+	info, err := l.validate(b, check)
 	if err != nil {
 		return info, err
 	}
@@ -165,7 +173,7 @@ func (l *Log) appendLeader(b []byte, stamp bool, epoch int32) (AppendInfo, error
 		return info, err
 	}
 	next := l.end.Load()
-	if info, done, err := l.checkProducers(b, next, info); done {
+	if info, done, err := l.checkProducers(b, next, info, origin); done {
 		l.mu.Unlock()
 		return info, err
 	}
@@ -182,7 +190,7 @@ func (l *Log) appendLeader(b []byte, stamp bool, epoch int32) (AppendInfo, error
 	info.LastOffset = next - 1
 	err = l.appendLocked(b, info)
 	if err == nil {
-		l.producers.commit(next)
+		err = l.commitProducers(next)
 	}
 	flushMessages := l.cfg.flushEvery()
 	l.mu.Unlock()
@@ -222,7 +230,11 @@ func (l *Log) AppendReplicated(b []byte) (AppendInfo, error) {
 	err = l.appendLocked(b, info)
 	if err == nil {
 		// Kafka: a follower updates producer state without checks.
-		l.producers.applyReplicatedBatches(b, next)
+		err = l.producers.applyReplicatedBatches(b, next)
+		l.publishTxnState()
+		if err != nil {
+			err = l.fail(err)
+		}
 	}
 	flushMessages := l.cfg.flushEvery()
 	l.mu.Unlock()
@@ -769,6 +781,11 @@ func (l *Log) Close() error {
 		}
 		if err == nil {
 			err = l.flushTo(l.end.Load())
+		}
+		if segs := l.segments(); err == nil && len(segs) > 0 {
+			// flushTo syncs the active segment's .log only; after a clean
+			// shutdown its transaction index is trusted as it is.
+			err = segs[len(segs)-1].flushTxnIndex()
 		}
 		if err == nil {
 			err = l.checkpoint()

@@ -363,6 +363,7 @@ func ReadProducerSnapshot(fsys FS, path string) ([]ProducerState, error) {
 // it. REQUIRES mu (or exclusive use during Open).
 func (l *Log) loadProducerState(clean bool) error {
 	l.producers = newProducerStateManager(l.cfg.Now())
+	l.producers.txns.onDone = l.txnDone
 	segs := l.segments()
 	bases := make([]int64, len(segs))
 	for i, s := range segs {
@@ -412,8 +413,19 @@ func (l *Log) removeStraySnapshots(bases []int64) error {
 // existed) it writes empty snapshots instead of reading the log, as
 // Kafka does after an upgrade. REQUIRES mu.
 func (l *Log) rebuildProducerState(lastOffset int64, reloadFromCleanShutdown bool) error {
+	defer l.publishTxnState()
+	l.forgetUnreplicated()
 	m := l.producers
 	l.completeSnapshots()
+	if from := l.txnRebuildFrom; from >= 0 {
+		// A transaction index recovery emptied is rebuilt by replaying the
+		// producer state over its segment: start at or below its base.
+		l.txnRebuildFrom = -1
+		if err := l.deleteSnapshots(func(off int64) bool { return off > from }); err != nil {
+			return err
+		}
+		reloadFromCleanShutdown = false
+	}
 	points := snapshotPoints(l.segments(), lastOffset)
 	offs, err := l.listSnapshots()
 	if err != nil {
@@ -561,7 +573,9 @@ func (l *Log) replaySegment(s *Segment, from, to int64) error {
 				return fmt.Errorf("segment %s: producer state: %w", FilenamePrefix(s.base), err)
 			}
 		}
-		l.producers.applyReplicated(h, batch)
+		if err := l.producers.applyReplicated(h, batch); err != nil {
+			return err
+		}
 		pos += h.Size()
 	}
 	return nil
@@ -625,6 +639,8 @@ func (r *headerReader) whole(pos int64, h record.BatchHeader) ([]byte, error) {
 func (l *Log) resetProducerState(offset int64) error {
 	m := l.producers
 	m.clear()
+	l.forgetUnreplicated()
+	l.publishTxnState()
 	m.lastSnap, m.mapEnd = offset, offset
 	return l.deleteSnapshots(func(int64) bool { return true })
 }

@@ -48,6 +48,7 @@ type appendOrigin int8
 const (
 	originClient      appendOrigin = iota // a producer's batch: epoch and sequence are checked
 	originReplication                     // a follower's or the log's own batch: applied as it is
+	originCoordinator                     // a transaction marker from the coordinator: epochs are checked
 )
 
 // ProducerState is what the log remembers of one idempotent producer.
@@ -242,6 +243,9 @@ func newAppendInfo(current producerEntry, origin appendOrigin) producerAppendInf
 // transaction marker (control batch), -1 if unknown.
 func (a *producerAppendInfo) appendBatch(h record.BatchHeader, firstOffset int64, markerEpoch int32) error {
 	if h.IsControl() {
+		if err := a.checkMarker(h, firstOffset, markerEpoch); err != nil {
+			return err
+		}
 		a.appendEndTxnMarker(h, markerEpoch)
 		return nil
 	}
@@ -321,6 +325,26 @@ func (a *producerAppendInfo) appendEndTxnMarker(h record.BatchHeader, coordinato
 	a.updated.lastTimestamp = h.MaxTimestamp
 }
 
+// checkMarker is the check of Kafka's appendEndTxnMarker for a marker
+// from the coordinator: the producer epoch must not be older than the
+// producer's, and the coordinator epoch not older than the last marker's
+// (an older coordinator was fenced: TRANSACTION_COORDINATOR_FENCED).
+// Replicated markers are taken as they are.
+func (a *producerAppendInfo) checkMarker(h record.BatchHeader, offset int64, coordinatorEpoch int32) error {
+	if a.origin == originReplication || h.RecordCount == 0 {
+		return nil
+	}
+	if h.ProducerEpoch < a.updated.epoch {
+		return fmt.Errorf("%w: marker for producer %d at offset %d has epoch %d, older than the last seen epoch %d",
+			ErrInvalidProducerEpoch, a.current.producerID, offset, h.ProducerEpoch, a.updated.epoch)
+	}
+	if a.updated.coordinatorEpoch > coordinatorEpoch {
+		return fmt.Errorf("%w: marker for producer %d at offset %d has coordinator epoch %d, older than %d",
+			ErrTransactionCoordinatorFenced, a.current.producerID, offset, coordinatorEpoch, a.updated.coordinatorEpoch)
+	}
+	return nil
+}
+
 // checkClientBatch applies the producer checks of Kafka's LogValidator
 // to a client batch: no control batches, and a producer id needs a
 // sequence.
@@ -349,15 +373,32 @@ type producerStateManager struct {
 	lastExpiryCheck int64 // unix ms
 
 	pending []producerAppendInfo // the append being analysed, at most one per producer
+
+	txns txnTracker // ongoing transactions and the events of the pending append
 }
 
 func newProducerStateManager(now time.Time) *producerStateManager {
 	return &producerStateManager{producers: map[int64]*producerEntry{}, lastExpiryCheck: now.UnixMilli()}
 }
 
+// commitProducers commits the producer state of a leader append that
+// ended at next and publishes the transactions it began or ended. A
+// failed transaction index write fails the log. REQUIRES mu.
+func (l *Log) commitProducers(next int64) error {
+	err := l.producers.commit(next)
+	l.publishTxnState()
+	if err != nil {
+		return l.fail(err)
+	}
+	return nil
+}
+
 func (m *producerStateManager) isEmpty() bool { return len(m.producers) == 0 }
 
-func (m *producerStateManager) clear() { clear(m.producers) }
+func (m *producerStateManager) clear() {
+	clear(m.producers)
+	m.resetOngoing()
+}
 
 // infoFor returns the pending append info of pid, creating it.
 func (m *producerStateManager) infoFor(pid int64, origin appendOrigin) *producerAppendInfo {
@@ -381,20 +422,22 @@ func (m *producerStateManager) infoFor(pid int64, origin appendOrigin) *producer
 // (Kafka answers the whole append with it and writes nothing) or the
 // first error; either way nothing is staged.
 func (m *producerStateManager) analyze(b []byte, next int64, origin appendOrigin) (dup batchMetadata, isDup bool, err error) {
-	m.pending = m.pending[:0]
+	m.resetPending()
 	for p := 0; p < len(b); {
 		h, _ := record.ParseHeader(b[p:]) // b holds validated batches
 		size := int(h.Size())
 		first := h.BaseOffset
-		if origin == originClient {
+		if origin != originReplication {
 			first, next = next, next+int64(h.LastOffsetDelta)+1
+		}
+		if origin == originClient {
 			if err := checkClientBatch(h); err != nil {
-				m.pending = m.pending[:0]
+				m.resetPending()
 				return dup, false, err
 			}
 		}
 		if dup, isDup, err = m.analyzeBatch(h, b[p:p+size], first, origin); err != nil || isDup {
-			m.pending = m.pending[:0]
+			m.resetPending()
 			return dup, isDup, err
 		}
 		p += size
@@ -413,16 +456,24 @@ func (m *producerStateManager) analyzeBatch(h record.BatchHeader, batch []byte, 
 			}
 		}
 	}
-	marker := int32(-1)
+	marker := endTxnMarker{coordinatorEpoch: -1}
 	if h.IsControl() {
-		marker = markerCoordinatorEpoch(batch)
+		marker = decodeEndTxnMarker(batch)
 	}
-	return batchMetadata{}, false, m.infoFor(h.ProducerID, origin).appendBatch(h, first, marker)
+	info := m.infoFor(h.ProducerID, origin)
+	before := info.updated.txnFirstOffset
+	if err := info.appendBatch(h, first, marker.coordinatorEpoch); err != nil {
+		return batchMetadata{}, false, err
+	}
+	m.trackTxnEvent(h, first, before, info.updated.txnFirstOffset, marker)
+	return batchMetadata{}, false, nil
 }
 
 // commit applies the staged updates once the append is written; the
-// state then reflects every offset below mapEnd.
-func (m *producerStateManager) commit(mapEnd int64) {
+// state then reflects every offset below mapEnd. Transactions the append
+// began join the ongoing ones; those it ended leave them, each reported
+// to onTxnDone first (Kafka's completeTxn after updateTxnIndex).
+func (m *producerStateManager) commit(mapEnd int64) error {
 	for i := range m.pending {
 		a := &m.pending[i]
 		if e := m.producers[a.current.producerID]; e != nil {
@@ -434,44 +485,30 @@ func (m *producerStateManager) commit(mapEnd int64) {
 	}
 	m.pending = m.pending[:0]
 	m.mapEnd = mapEnd
+	return m.commitTxnEvents()
 }
 
 // applyReplicated records one batch read back from the log or fetched
 // from a leader, without checks. batch may hold the header only unless
 // h is a control batch.
-func (m *producerStateManager) applyReplicated(h record.BatchHeader, batch []byte) {
-	m.pending = m.pending[:0]
+func (m *producerStateManager) applyReplicated(h record.BatchHeader, batch []byte) error {
+	m.resetPending()
 	if _, _, err := m.analyzeBatch(h, batch, h.BaseOffset, originReplication); err != nil {
 		// Unreachable: replicated batches are not checked.
-		m.pending = m.pending[:0]
-		return
+		m.resetPending()
+		return nil
 	}
-	m.commit(max(m.mapEnd, h.NextOffset()))
+	return m.commit(max(m.mapEnd, h.NextOffset()))
 }
 
 // applyReplicatedBatches records the batches of a follower append (b,
 // whose batches carry their offsets) without checks; the state then
 // reflects every offset below mapEnd.
-func (m *producerStateManager) applyReplicatedBatches(b []byte, mapEnd int64) {
+func (m *producerStateManager) applyReplicatedBatches(b []byte, mapEnd int64) error {
 	if _, _, err := m.analyze(b, mapEnd, originReplication); err != nil {
-		return // unreachable: replicated batches are not checked
+		return nil // unreachable: replicated batches are not checked
 	}
-	m.commit(mapEnd)
-}
-
-// markerCoordinatorEpoch decodes the coordinator epoch of a transaction
-// marker: the value of a control batch's one record is version i16,
-// coordinatorEpoch i32 (Kafka's EndTransactionMarker). -1 if unreadable.
-func markerCoordinatorEpoch(batch []byte) int32 {
-	if len(batch) <= record.BatchHeaderSize {
-		return -1
-	}
-	recs, err := record.DecodeBatch(batch, nil)
-	if err != nil || len(recs) == 0 || len(recs[0].Value) < 6 {
-		return -1
-	}
-	v := recs[0].Value
-	return int32(uint32(v[2])<<24 | uint32(v[3])<<16 | uint32(v[4])<<8 | uint32(v[5]))
+	return m.commit(mapEnd)
 }
 
 // maybeExpire removes expired producers once per check interval (Kafka
@@ -503,6 +540,7 @@ func (m *producerStateManager) load(entries []producerEntry, nowMs, expirationMs
 			m.producers[e.producerID] = &entry
 		}
 	}
+	m.resetOngoing()
 }
 
 // sorted returns the entries ordered by producer id.
@@ -520,9 +558,9 @@ func (m *producerStateManager) sorted() []*producerEntry {
 // there: on an error, or on a duplicate, for which info then holds the
 // original batch's offsets and timestamp and nothing is to be written.
 // REQUIRES mu.
-func (l *Log) checkProducers(b []byte, next int64, info AppendInfo) (AppendInfo, bool, error) {
+func (l *Log) checkProducers(b []byte, next int64, info AppendInfo, origin appendOrigin) (AppendInfo, bool, error) {
 	l.producers.maybeExpire(l.cfg.Now(), l.cfg.ProducerIDExpiration)
-	dup, isDup, err := l.producers.analyze(b, next, originClient)
+	dup, isDup, err := l.producers.analyze(b, next, origin)
 	if err != nil {
 		return info, true, fmt.Errorf("%s: %w", l.dir, err)
 	}

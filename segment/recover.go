@@ -69,6 +69,7 @@ func Open(dir string, cfg Config) (*Log, error) {
 	l.pending.segs = map[*Segment]*time.Timer{}
 	l.setLimits()
 	l.report.TruncatedAt = -1
+	l.txnRebuildFrom = -1
 	l.report.LostFrom, l.report.LostTo = -1, -1
 	if err := l.load(); err != nil {
 		for _, s := range *l.segsOrEmpty() {
@@ -198,7 +199,7 @@ func (l *Log) cleanDirectory() ([]int64, error) {
 			if base, ok := parseBase(name, LogSuffix); ok {
 				logs[base] = true
 			}
-		case strings.HasSuffix(name, IndexSuffix), strings.HasSuffix(name, TimeIndexSuffix):
+		case strings.HasSuffix(name, IndexSuffix), strings.HasSuffix(name, TimeIndexSuffix), strings.HasSuffix(name, TxnIndexSuffix):
 			indexes = append(indexes, name)
 		}
 	}
@@ -288,6 +289,9 @@ func (l *Log) recoverSegments(st recoveryState) error {
 		if err != nil {
 			return err
 		}
+		if err := l.loadSegmentTxnIndex(s, i >= from); err != nil {
+			return err
+		}
 		if dropped > 0 {
 			return l.dropAfter(i) // s stays pinned: it is the active segment
 		}
@@ -326,6 +330,29 @@ func (l *Log) loadSegment(s *Segment, validate bool) (int64, error) {
 		l.report.Reason = fmt.Sprintf("segment %s at byte %d: %s", FilenamePrefix(s.base), res.validBytes, res.reason)
 	}
 	return res.truncated, nil
+}
+
+// loadSegmentTxnIndex loads s's transaction index. The index of a
+// segment validated batch by batch is rebuilt (Kafka's recover resets
+// it): emptied here when the segment holds a transaction marker, and
+// filled again by the producer state replay of step 8, which then
+// starts at or below its base. A corrupt index is rebuilt the same way.
+func (l *Log) loadSegmentTxnIndex(s *Segment, validated bool) error {
+	corrupt, err := s.loadTxnIndex()
+	if err != nil {
+		return err
+	}
+	if validated {
+		if err := s.rewriteTxnIndex(nil); err != nil {
+			return err
+		}
+	}
+	if (validated && s.sawMarker) || corrupt {
+		if l.txnRebuildFrom < 0 {
+			l.txnRebuildFrom = s.base
+		}
+	}
+	return s.truncateTxnIndex(s.NextOffset())
 }
 
 // dropAfter removes every segment after segs[i] (Kafka deletes all later
@@ -460,6 +487,7 @@ func (s *Segment) recover() (recoverResult, error) {
 		return res, ioErr("stat", s.Path(), err)
 	}
 	s.resetState()
+	s.sawMarker = false
 	r := chunkReader{f: fh.f, size: fileSize}
 	pos, expect := int64(0), s.base
 	for pos < fileSize {
@@ -472,6 +500,7 @@ func (s *Segment) recover() (recoverResult, error) {
 			break
 		}
 		s.track(h, pos, len(b))
+		s.sawMarker = s.sawMarker || h.IsControl()
 		if err := s.maybeIndex(h, pos); err != nil {
 			if errors.Is(err, index.ErrIndexFull) {
 				res.reason = "index full"

@@ -64,6 +64,9 @@ type Segment struct {
 	jitter               time.Duration
 	closed               bool
 	indexesMissing       bool // set by openSegment: an index file had to be created
+	sawMarker            bool // recover met a control batch
+
+	txn txnIndex // aborted transactions whose markers the segment holds
 }
 
 // segNames are a segment's three file paths.
@@ -82,7 +85,7 @@ func createSegment(dir string, base int64, cfg *Config, suffix string) (*Segment
 	if err != nil {
 		return nil, ioErr("create segment", logPath, err)
 	}
-	for _, p := range []string{idxPath, tidxPath} {
+	for _, p := range []string{idxPath, tidxPath, txnPath(logPath)} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			f.Close()
 			return nil, ioErr("remove stale index", p, err)
@@ -325,7 +328,7 @@ func (s *Segment) flush() error {
 	if err := fh.times.Flush(); err != nil {
 		return fmt.Errorf("segment %s: %w", FilenamePrefix(s.base), err)
 	}
-	return nil
+	return s.flushTxnIndex()
 }
 
 // seal is Kafka's onBecomeInactiveSegment: a final time-index entry, then
@@ -393,6 +396,9 @@ func (s *Segment) truncateTo(offset int64) (int64, error) {
 		return 0, err
 	}
 	if err := fh.times.TruncateTo(offset); err != nil {
+		return 0, err
+	}
+	if err := s.truncateTxnIndex(offset); err != nil {
 		return 0, err
 	}
 	if err := fh.f.Truncate(pos); err != nil {
@@ -481,12 +487,19 @@ func (s *Segment) renameTo(suffix string) error {
 		if err := fh.offsets.Rename(idxPath); err != nil {
 			return err
 		}
-		return fh.times.Rename(tidxPath)
-	}
-	for _, p := range [][2]string{{old.idx, idxPath}, {old.tidx, tidxPath}} {
-		if err := os.Rename(p[0], p[1]); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return ioErr("rename", p[0], err)
+		if err := fh.times.Rename(tidxPath); err != nil {
+			return err
 		}
+	} else {
+		for _, p := range [][2]string{{old.idx, idxPath}, {old.tidx, tidxPath}} {
+			if err := os.Rename(p[0], p[1]); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return ioErr("rename", p[0], err)
+			}
+		}
+	}
+	// The transaction index, like the others, is renamed beside its log.
+	if err := os.Rename(txnPath(old.log), txnPath(logPath)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return ioErr("rename", txnPath(old.log), err)
 	}
 	return nil
 }
@@ -499,7 +512,7 @@ func (s *Segment) remove() error {
 		err = ioErr("remove", name, e)
 	}
 	n := s.names.Load()
-	for _, p := range []string{n.idx, n.tidx} {
+	for _, p := range []string{n.idx, n.tidx, txnPath(n.log)} {
 		if e := os.Remove(p); e != nil && !errors.Is(e, os.ErrNotExist) && err == nil {
 			err = ioErr("remove", p, e)
 		}

@@ -92,6 +92,11 @@ func (c *CleanedSegment) Append(b []byte) error {
 	return nil
 }
 
+// AppendAbortedTxn adds an entry to the cleaned segment's transaction
+// index (a cleaner keeps the entries of the aborted transactions whose
+// markers it keeps). Entries must come in marker order.
+func (c *CleanedSegment) AppendAbortedTxn(a AbortedTxn) error { return c.s.appendAbortedTxn(a) }
+
 // Size is the number of bytes written so far.
 func (c *CleanedSegment) Size() int64 { return c.s.Size() }
 
@@ -281,6 +286,10 @@ func (l *Log) completeSwaps(swaps []int64, minCleaned int64, logs map[int64]bool
 				return ioErr("rename swap", p, err)
 			}
 		}
+		txn := filepath.Join(l.dir, FilenamePrefix(base)+TxnIndexSuffix)
+		if err := os.Rename(txn+SwapSuffix, txn); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return ioErr("rename swap", txn, err)
+		}
 		logs[base] = true
 	}
 	l.cfg.Logger.Info("completed an interrupted segment swap", "dir", l.dir, "segments", len(live))
@@ -307,6 +316,10 @@ func (l *Log) removeFiles(base int64, suffix string) error {
 		if err := l.cfg.FS.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return ioErr("remove", p, err)
 		}
+	}
+	txn := filepath.Join(l.dir, FilenamePrefix(base)+TxnIndexSuffix+suffix)
+	if err := os.Remove(txn); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return ioErr("remove", txn, err)
 	}
 	return nil
 }

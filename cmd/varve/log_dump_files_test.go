@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,5 +150,45 @@ func TestDumpReportsMalformedKafkaFiles(t *testing.T) {
 		if got := runDump(t, p); !strings.Contains(got, tc.want) {
 			t.Errorf("%s: dump %q does not report %q", name, got, tc.want)
 		}
+	}
+}
+
+// Kafka: DumpLogSegments.dumpTxnIndex on a .txnindex the log wrote when
+// a transaction aborted, with the directory dump listing it after its
+// segment's time index.
+func TestDumpTxnIndexWrittenByTheLog(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t-0")
+	cfg := segment.DefaultConfig()
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	l, err := segment.Open(dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bb := record.NewBatchBuilder(record.CompressionNone)
+	bb.SetProducer(77, 1, 0)
+	bb.SetTransactional(true)
+	bb.Append(record.Record{Key: []byte("k"), Value: []byte("v")})
+	bb.Append(record.Record{Key: []byte("k"), Value: []byte("v")})
+	batch, err := bb.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(batch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AppendTxnMarker(segment.TxnMarker{ProducerID: 77, ProducerEpoch: 1, CoordinatorEpoch: 2}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, segment.FilenamePrefix(0)+segment.TxnIndexSuffix)
+	want := "Dumping " + path + "\nversion: 0 producerId: 77 firstOffset: 0 lastOffset: 2 lastStableOffset: 3\n"
+	if got := runDump(t, path); got != want {
+		t.Fatalf("dump:\n%s\nwant:\n%s", got, want)
+	}
+	out := runDump(t, dir)
+	if i, j := strings.Index(out, "Dumping "+path), strings.Index(out, ".timeindex"); i < 0 || j < 0 || i < j {
+		t.Fatalf("directory dump does not list the txnindex after the time index:\n%s", out)
 	}
 }

@@ -45,7 +45,7 @@ func (d *dumper) dumpProducerSnapshot(path string) error {
 //	18  lastOffset        int64
 //	26  lastStableOffset  int64
 const (
-	txnIndexSuffix  = ".txnindex" // LogFileUtils.TXN_INDEX_FILE_SUFFIX
+	txnIndexSuffix  = segment.TxnIndexSuffix // LogFileUtils.TXN_INDEX_FILE_SUFFIX
 	txnEntrySize    = 34
 	txnEntryVersion = 0
 )
