@@ -18,10 +18,10 @@ package cluster
 //
 // A marker ends the producer's transaction in the log: the last stable
 // offset moves past it and an ABORT adds an entry to the transaction
-// index (segment/txn.go). Not done here: completing the pending
-// transactional offset commits of a __consumer_offsets partition (the
-// group coordinator's onTransactionCompleted), which belongs with
-// TxnOffsetCommit.
+// index (segment/txn.go). Once a marker to a __consumer_offsets
+// partition is acknowledged, its group coordinator applies or drops the
+// offsets the transaction committed (Kafka's onTransactionCompleted;
+// completeGroupTxns in txn_markers.go).
 
 import (
 	"time"
@@ -71,6 +71,7 @@ func serveWriteTxnMarkers(b *Broker, r *vnet.Request, kreq kmsg.Request, respond
 		resp.Markers = append(resp.Markers, rm)
 	}
 	if acknowledged(waits) {
+		completeGroupTxns(b, req, resp)
 		return resp
 	}
 	d := replica.NewDelayedProduce(waits, b.hosted, func(parts []replica.ProducePartition) {
@@ -80,6 +81,7 @@ func serveWriteTxnMarkers(b *Broker, r *vnet.Request, kreq kmsg.Request, respond
 				resp.Markers[at[0]].Topics[at[1]].Partitions[at[2]].ErrorCode = errorCode(pp.Err)
 			}
 		}
+		completeGroupTxns(b, req, resp)
 		resp.SetVersion(r.Version)
 		respond(bytesResponse(resp.AppendTo(nil)))
 	})

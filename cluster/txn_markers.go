@@ -237,12 +237,12 @@ func (w brokerMarkerWriter) local(ctx context.Context, req *kmsg.WriteTxnMarkers
 			}
 		}
 	}
-	completeGroupTxns(w.b, req, resp)
 	return resp, nil
 }
 
 // completeGroupTxns tells the group coordinators of the
-// __consumer_offsets partitions whose markers were written.
+// __consumer_offsets partitions whose markers were written (called by
+// the WriteTxnMarkers handler once they are acknowledged).
 func completeGroupTxns(b *Broker, req *kmsg.WriteTxnMarkersRequest, resp *kmsg.WriteTxnMarkersResponse) {
 	committed := map[int64]bool{}
 	for _, m := range req.Markers {
