@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -247,5 +248,50 @@ func TestMetadataCreatesTransactionStateAsInternal(t *testing.T) {
 		if c.Key == "cleanup.policy" && c.MaybeValue() != "compact" {
 			t.Fatalf("cleanup.policy %q", c.MaybeValue())
 		}
+	}
+}
+
+// Kafka: KIP-890 part 1. The partition leader asks the transaction
+// coordinator before it appends a transactional batch: a partition not
+// added to the producer's transaction, or a produce arriving after the
+// transaction ended, is refused with INVALID_TXN_STATE, so no hanging
+// transaction holds the last stable offset back; an older epoch is
+// INVALID_PRODUCER_EPOCH.
+func TestTransactionalProduceVerified(t *testing.T) {
+	b := startBroker(t, t.TempDir(), map[string]string{"transaction.state.log.num.partitions": "2"})
+	createTopic(t, b.addr, "ver", 1, nil)
+	cl := client(t, b.addr)
+	initTxn(t, cl, "late", 30)
+	p := initTxn(t, cl, "late", 30) // epoch 1: epoch 0 is a zombie's
+	id := "late"
+	if code := produceTxn(t, cl, "ver", &id, txnRecords(t, p.ProducerID, p.ProducerEpoch, 0, "early")); code != kerr.InvalidTxnState.Code {
+		t.Fatalf("produce before AddPartitionsToTxn: %s", kerr.ErrorForCode(code))
+	}
+	if code := addPartitions(t, b.addr, 3, id, p, "ver"); code != 0 {
+		t.Fatalf("AddPartitionsToTxn: %s", kerr.ErrorForCode(code))
+	}
+	if code := produceTxn(t, cl, "ver", &id, txnRecords(t, p.ProducerID, p.ProducerEpoch-1, 0, "old")); code != kerr.InvalidProducerEpoch.Code {
+		t.Fatalf("produce with an older epoch: %s", kerr.ErrorForCode(code))
+	}
+	if code := produceTxn(t, cl, "ver", &id, txnRecords(t, p.ProducerID, p.ProducerEpoch, 0, "in")); code != 0 {
+		t.Fatalf("produce in the transaction: %s", kerr.ErrorForCode(code))
+	}
+	end := kmsg.NewPtrEndTxnRequest()
+	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = id, p.ProducerID, p.ProducerEpoch, true
+	if r, err := end.RequestWith(ctx(t), cl); err != nil || r.ErrorCode != 0 {
+		t.Fatalf("EndTxn: %v %+v", err, r)
+	}
+	adm := kadm.NewClient(cl)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		ds, err := adm.DescribeTransactions(ctx(t), id)
+		if err == nil && ds[id].State == "CompleteCommit" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("transaction not complete: %v %+v", err, ds)
+		}
+	}
+	if code := produceTxn(t, cl, "ver", &id, txnRecords(t, p.ProducerID, p.ProducerEpoch, 1, "late")); code != kerr.InvalidTxnState.Code {
+		t.Fatalf("produce after the commit: %s", kerr.ErrorForCode(code))
 	}
 }

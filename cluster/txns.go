@@ -50,6 +50,7 @@ func (b *Broker) newTxnCoordinator() *txnCoordinator {
 	}
 	tc := &txnCoordinator{b: b, wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	tc.markers = brokerMarkerWriter{b: b}
+	b.SetTxnProduceCheck(b.verifyTxnProduce) // txn_verify.go
 	if b.ctrl != nil {
 		b.repl.mu.Lock()
 		prev := b.repl.listener // the group coordinator's
