@@ -38,7 +38,9 @@ func (b *Broker) verifyTxnProduce(transactionalID *string, topic string, partiti
 	id, tp := *transactionalID, txn.TopicPartition{Topic: topic, Partition: partition}
 	var codes map[txn.TopicPartition]int16
 	var code int16
-	b.txns.do(id, func(c *txn.Coordinator) { codes, code = c.VerifyPartitions(id, h.ProducerID, h.ProducerEpoch, []txn.TopicPartition{tp}) })
+	b.txns.do(id, func(c *txn.Coordinator) {
+		codes, code = c.VerifyPartitions(id, h.ProducerID, h.ProducerEpoch, []txn.TopicPartition{tp})
+	})
 	if code == 0 {
 		code = codes[tp]
 	}
