@@ -18,10 +18,11 @@ package cluster
 //
 // A marker ends the producer's transaction in the log: the last stable
 // offset moves past it and an ABORT adds an entry to the transaction
-// index (segment/txn.go). Once a marker to a __consumer_offsets
-// partition is acknowledged, its group coordinator applies or drops the
-// offsets the transaction committed (Kafka's onTransactionCompleted;
-// completeGroupTxns in txn_markers.go).
+// index (segment/txn.go). Once a marker is acknowledged, the function
+// set with SetTxnMarkerWritten hears of it: for a __consumer_offsets
+// partition, the group coordinator completes the transaction's pending
+// offset commits there (Kafka's onTransactionCompleted, called from the
+// same callback).
 
 import (
 	"time"
@@ -71,7 +72,7 @@ func serveWriteTxnMarkers(b *Broker, r *vnet.Request, kreq kmsg.Request, respond
 		resp.Markers = append(resp.Markers, rm)
 	}
 	if acknowledged(waits) {
-		completeGroupTxns(b, req, resp)
+		b.markersWritten(req, resp)
 		return resp
 	}
 	d := replica.NewDelayedProduce(waits, b.hosted, func(parts []replica.ProducePartition) {
@@ -81,12 +82,38 @@ func serveWriteTxnMarkers(b *Broker, r *vnet.Request, kreq kmsg.Request, respond
 				resp.Markers[at[0]].Topics[at[1]].Partitions[at[2]].ErrorCode = errorCode(pp.Err)
 			}
 		}
-		completeGroupTxns(b, req, resp)
+		b.markersWritten(req, resp)
 		resp.SetVersion(r.Version)
 		respond(bytesResponse(resp.AppendTo(nil)))
 	})
 	b.purgatory.Watch(d, txnMarkerTimeout, d.Keys()...)
 	return nil
+}
+
+// TxnMarkerWritten hears of each marker a WriteTxnMarkers request got
+// acknowledged, per partition.
+type TxnMarkerWritten func(topic string, partition int32, producerID int64, producerEpoch int16, committed bool)
+
+// SetTxnMarkerWritten sets the function told of acknowledged markers;
+// nil tells nobody. Safe while serving.
+func (b *Broker) SetTxnMarkerWritten(f TxnMarkerWritten) { b.txnMarkerWritten.Store(&f) }
+
+// markersWritten tells the TxnMarkerWritten function of every partition
+// whose marker was acknowledged.
+func (b *Broker) markersWritten(req *kmsg.WriteTxnMarkersRequest, resp *kmsg.WriteTxnMarkersResponse) {
+	p := b.txnMarkerWritten.Load()
+	if p == nil || *p == nil {
+		return
+	}
+	for mi, m := range req.Markers {
+		for ti, t := range m.Topics {
+			for pi, part := range t.Partitions {
+				if resp.Markers[mi].Topics[ti].Partitions[pi].ErrorCode == 0 {
+					(*p)(t.Topic, part, m.ProducerID, m.ProducerEpoch, m.Committed)
+				}
+			}
+		}
+	}
 }
 
 // writeTxnMarker appends one marker to the partition this broker leads

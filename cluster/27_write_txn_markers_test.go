@@ -179,9 +179,16 @@ func TestReadCommittedDropsAbortedRecords(t *testing.T) {
 	if got := consumeValues(t, b.addr, "tx", 1, kgo.ReadCommitted()); !slices.Equal(got, []string{"p0"}) {
 		t.Fatalf("read_committed before the markers: %v", got)
 	}
+	var heard []string
+	b.SetTxnMarkerWritten(func(topic string, p int32, pid int64, epoch int16, committed bool) {
+		heard = append(heard, fmt.Sprintf("%s/%d %d %v", topic, p, pid, committed))
+	})
 	codes := writeMarkers(t, c, marker{pid: 1000, coordinatorEpoch: 1, topic: "tx"}, marker{pid: 1001, coordinatorEpoch: 1, commit: true, topic: "tx"})
 	if !slices.Equal(codes, []int16{0, 0}) {
 		t.Fatalf("markers: %v", codes)
+	}
+	if want := []string{"tx/0 1000 false", "tx/0 1001 true"}; !slices.Equal(heard, want) {
+		t.Fatalf("markers heard %v, want %v", heard, want)
 	}
 	if code := produceTxn(t, c, "tx", nil, plainRecords(t, "p2")); code != 0 {
 		t.Fatalf("plain produce: %d", code)
@@ -252,6 +259,8 @@ func TestWriteTxnMarkersErrors(t *testing.T) {
 	createTopic(t, b.addr, "fence", 1, nil)
 	c := client(t, b.addr)
 	produceTxn(t, c, "fence", txnID, txnRecords(t, 50, 3, 0, "v"))
+	var heard []int16
+	b.SetTxnMarkerWritten(func(_ string, _ int32, _ int64, epoch int16, _ bool) { heard = append(heard, epoch) })
 	// Straight to the broker: the client would refuse the unknown topic
 	// itself.
 	codes := writeMarkersTo(t, c.Broker(int(brokerID(t, c))),
@@ -263,6 +272,9 @@ func TestWriteTxnMarkersErrors(t *testing.T) {
 	want := []int16{kerr.InvalidProducerEpoch.Code, 0, kerr.TransactionCoordinatorFenced.Code, kerr.UnknownTopicOrPartition.Code}
 	if !slices.Equal(codes, want) {
 		t.Fatalf("codes %v, want %v", codes, want)
+	}
+	if len(heard) != 1 || heard[0] != 3 {
+		t.Fatalf("markers heard %v: only the written one should be", heard)
 	}
 }
 

@@ -41,7 +41,8 @@ func serveTxnOffsetCommit(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(
 // partition that producerID's transaction marker is written there, so
 // that the offsets it committed in the transaction are applied or
 // dropped (Kafka's GroupCoordinator.onTransactionCompleted). The
-// partition's leader calls it once the marker is appended.
+// partition's leader calls it once the marker is acknowledged
+// (SetTxnMarkerWritten, set in txns.go).
 func (b *Broker) completeGroupTxn(partition int32, producerID int64, commit bool) {
 	if int(partition) >= len(b.groups.shards) {
 		return

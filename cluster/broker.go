@@ -65,6 +65,9 @@ type Broker struct {
 	// txnProduceCheck is what transactional produces pass
 	// (produce_validate.go); nil: RefuseTransactionalWithoutID.
 	txnProduceCheck atomic.Pointer[TxnProduceCheck]
+	// txnMarkerWritten hears of acknowledged transaction markers
+	// (27_write_txn_markers.go); nil: nobody.
+	txnMarkerWritten atomic.Pointer[TxnMarkerWritten]
 }
 
 // server is what the Reactor and the goroutine-per-connection server

@@ -176,6 +176,22 @@ func TestTxnOffsetCommitPending(t *testing.T) {
 			t.Errorf("OffsetFetch require_stable=%v: offset %d code %d, want %d code %d", stable, got.Offset, got.ErrorCode, want.Offset, want.ErrorCode)
 		}
 	}
+	// The commit's marker reaches __consumer_offsets: the offset is the
+	// group's, stable.
+	end := kmsg.NewPtrEndTxnRequest()
+	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = "eos", p.ProducerID, p.ProducerEpoch, true
+	if r, err := end.RequestWith(ctx(t), cl); err != nil || r.ErrorCode != 0 {
+		t.Fatalf("EndTxn: %v %+v", err, r)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		offs, err := adm.FetchOffsets(ctx(t), "grp")
+		if o, ok := offs.Lookup("src", 0); err == nil && ok && o.Err == nil && o.At == 9 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the committed transaction's offset never became the group's: %v %v", err, offs)
+		}
+	}
 }
 
 // Kafka: KIP-664 DescribeProducers, what kafka-transactions

@@ -9,7 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/varve/varve/group"
 	vnet "github.com/varve/varve/net"
 	"github.com/varve/varve/txn"
 )
@@ -238,28 +237,6 @@ func (w brokerMarkerWriter) local(ctx context.Context, req *kmsg.WriteTxnMarkers
 		}
 	}
 	return resp, nil
-}
-
-// completeGroupTxns tells the group coordinators of the
-// __consumer_offsets partitions whose markers were written (called by
-// the WriteTxnMarkers handler once they are acknowledged).
-func completeGroupTxns(b *Broker, req *kmsg.WriteTxnMarkersRequest, resp *kmsg.WriteTxnMarkersResponse) {
-	committed := map[int64]bool{}
-	for _, m := range req.Markers {
-		committed[m.ProducerID] = m.Committed
-	}
-	for _, m := range resp.Markers {
-		for _, t := range m.Topics {
-			if t.Topic != group.OffsetsTopic {
-				continue
-			}
-			for _, p := range t.Partitions {
-				if p.ErrorCode == 0 {
-					b.completeGroupTxn(p.Partition, m.ProducerID, committed[m.ProducerID])
-				}
-			}
-		}
-	}
 }
 
 // decodeLocalResponse decodes a response body a handler sent later.

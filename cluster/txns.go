@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/varve/varve/group"
 	"github.com/varve/varve/txn"
 )
 
@@ -51,6 +52,11 @@ func (b *Broker) newTxnCoordinator() *txnCoordinator {
 	tc := &txnCoordinator{b: b, wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	tc.markers = brokerMarkerWriter{b: b}
 	b.SetTxnProduceCheck(b.verifyTxnProduce) // txn_verify.go
+	b.SetTxnMarkerWritten(func(topic string, p int32, pid int64, _ int16, commit bool) {
+		if topic == group.OffsetsTopic { // the offsets a transaction committed there
+			b.completeGroupTxn(p, pid, commit)
+		}
+	})
 	if b.ctrl != nil {
 		b.repl.mu.Lock()
 		prev := b.repl.listener // the group coordinator's

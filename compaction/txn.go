@@ -1,7 +1,9 @@
 package compaction
 
 import (
+	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -59,7 +61,7 @@ func (t *txnState) add(txns []segment.AbortedTxn) {
 			t.pending = append(t.pending, a)
 		}
 	}
-	slices.SortStableFunc(t.pending, func(a, b segment.AbortedTxn) int { return int(min(max(a.FirstOffset-b.FirstOffset, -1), 1)) })
+	slices.SortStableFunc(t.pending, func(a, b segment.AbortedTxn) int { return cmp.Compare(a.FirstOffset, b.FirstOffset) })
 }
 
 // consumeUpTo starts the aborted transactions that begin at or before
@@ -122,7 +124,7 @@ func (w *worker) isAbortMarker(b []byte) (bool, error) {
 		return false, err
 	}
 	if len(recs) == 0 || len(recs[0].Key) < 4 {
-		return false, fmt.Errorf("control record without a type")
+		return false, errors.New("control record without a type")
 	}
 	return int16(binary.BigEndian.Uint16(recs[0].Key[2:])) == 0, nil
 }

@@ -43,6 +43,10 @@ var (
 	// ErrInvalidTxnState: a non-transactional batch from a producer whose
 	// transaction is open (Kafka's INVALID_TXN_STATE).
 	ErrInvalidTxnState = errors.New("invalid transaction state")
+	// ErrTransactionCoordinatorFenced: a transaction marker carries a
+	// coordinator epoch older than the one of the last marker for its
+	// producer (Kafka's TRANSACTION_COORDINATOR_FENCED).
+	ErrTransactionCoordinatorFenced = errors.New("transaction coordinator fenced")
 	// ErrCorruptSnapshot: a producer-state snapshot file failed its
 	// version, length or CRC check; Open ignores and deletes such a file.
 	ErrCorruptSnapshot = errors.New("corrupt producer state snapshot")

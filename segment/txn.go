@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -35,11 +36,6 @@ const (
 	controlTypeAbort  = 0
 	controlTypeCommit = 1
 )
-
-// ErrTransactionCoordinatorFenced: a transaction marker carries a
-// coordinator epoch older than the one of the last marker for its
-// producer (Kafka's TRANSACTION_COORDINATOR_FENCED).
-var ErrTransactionCoordinatorFenced = fmt.Errorf("transaction coordinator fenced")
 
 // endTxnMarker is a decoded control record (Kafka's EndTransactionMarker).
 type endTxnMarker struct {
@@ -219,10 +215,7 @@ func (t *txnTracker) remove(o openTxn) {
 }
 
 func compareOpenTxn(a, b openTxn) int {
-	if a.first != b.first {
-		return int(min(max(a.first-b.first, -1), 1))
-	}
-	return int(min(max(a.pid-b.pid, -1), 1))
+	return cmp.Or(cmp.Compare(a.first, b.first), cmp.Compare(a.pid, b.pid))
 }
 
 // firstOngoing is the first offset of the earliest ongoing transaction,
@@ -272,7 +265,7 @@ func (l *Log) txnDone(c completedTxn, lso int64) error {
 	l.lso.mu.Lock()
 	defer l.lso.mu.Unlock()
 	u := l.lso.unreplicated
-	i, _ := slices.BinarySearchFunc(u, c.first, func(x completedTxn, first int64) int { return int(min(max(x.first-first, -1), 1)) })
+	i, _ := slices.BinarySearchFunc(u, c.first, func(x completedTxn, first int64) int { return cmp.Compare(x.first, first) })
 	l.lso.unreplicated = slices.Insert(u, i, c)
 	return nil
 }
@@ -297,8 +290,10 @@ func (l *Log) forgetUnreplicated() {
 // (Kafka's UnifiedLog.lastStableOffset): the first unstable offset
 // capped by highWatermark, the high watermark when no transaction is
 // unstable. Ended transactions whose marker is below highWatermark stop
-// counting as unstable (Kafka's onHighWatermarkUpdated). A log without
-// replication passes its log end offset. Safe for concurrent use.
+// counting as unstable (Kafka's onHighWatermarkUpdated) and are
+// forgotten, so a caller must never pass more than the partition's high
+// watermark. A log without replication passes its log end offset. Safe
+// for concurrent use.
 func (l *Log) LastStableOffset(highWatermark int64) int64 {
 	lso := min(highWatermark, l.end.Load())
 	l.lso.mu.Lock()

@@ -74,6 +74,10 @@ func TestLastStableOffsetFollowsOpenTransactions(t *testing.T) {
 	if got := lso(l); got != 2 {
 		t.Fatalf("LSO = %d, want 2 (producer 10's first offset)", got)
 	}
+	if open := l.OngoingTransactions(); len(open) != 2 || open[0].ProducerID != 10 || open[0].CurrentTxnFirstOffset != 2 ||
+		open[1].ProducerID != 11 || open[1].CurrentTxnFirstOffset != 5 {
+		t.Fatalf("ongoing transactions %+v, want producer 10 from 2 and 11 from 5", open)
+	}
 	a.end(t, l, true) // 8
 	if got := lso(l); got != 5 {
 		t.Fatalf("LSO after 10 commits = %d, want 5 (producer 11's first offset)", got)
