@@ -32,6 +32,7 @@ import (
 	"github.com/varve/varve/group"
 	"github.com/varve/varve/metadata"
 	vnet "github.com/varve/varve/net"
+	"github.com/varve/varve/txn"
 )
 
 func init() {
@@ -105,6 +106,10 @@ func (b *Broker) autoCreate(r *vnet.Request, topics []kmsg.MetadataRequestTopic)
 			b.groups.ensureTopic()
 			continue
 		}
+		if *rt.Topic == txn.Topic { // likewise
+			b.txns.ensureTopic()
+			continue
+		}
 		if err := b.createTopicError(r, *rt.Topic); err != nil {
 			failed[*rt.Topic] = errorCode(err)
 			continue
@@ -153,7 +158,7 @@ func metadataTopic(t *metadata.Topic) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic, mt.TopicID = &name, t.ID
-	mt.IsInternal = name == group.OffsetsTopic
+	mt.IsInternal = name == group.OffsetsTopic || name == txn.Topic // Kafka's Topic.isInternal
 	mt.AuthorizedOperations = -2147483648
 	for i, p := range t.Partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()

@@ -7,8 +7,9 @@ package cluster
 // partitions without a commit, every committed offset when the topic
 // list is null (v2+). A group-level error is top-level from v2 and
 // repeated in each requested partition before, as Kafka's
-// OffsetFetchResponse does. require_stable (v7+) always finds the
-// offsets stable: there are no transactional commits. The v9 member id
+// OffsetFetchResponse does. With require_stable (v7+, KIP-447) a
+// partition whose group has a transactional offset still pending answers
+// UNSTABLE_OFFSET_COMMIT, and the consumer retries. The v9 member id
 // and epoch are ignored, as for any classic group.
 //
 // Not served: topic ids (v10).
@@ -34,7 +35,7 @@ func serveOffsetFetch(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet
 		for _, rg := range req.Groups {
 			g := kmsg.NewOffsetFetchResponseGroup()
 			g.Group = rg.Group
-			g.ErrorCode, g.Topics = b.fetchOffsets(r, rg.Group, rg.Topics)
+			g.ErrorCode, g.Topics = b.fetchOffsets(r, rg.Group, rg.Topics, req.RequireStable)
 			if g.Topics == nil {
 				g.Topics = []kmsg.OffsetFetchResponseGroupTopic{}
 			}
@@ -51,7 +52,7 @@ func serveOffsetFetch(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet
 			topics = append(topics, gt)
 		}
 	}
-	code, got := b.fetchOffsets(r, req.Group, topics)
+	code, got := b.fetchOffsets(r, req.Group, topics, req.RequireStable)
 	resp.ErrorCode = code
 	if code != 0 && r.Version < 2 {
 		got = errorPartitions(topics, code)
@@ -69,11 +70,13 @@ func serveOffsetFetch(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet
 	return resp
 }
 
-func (b *Broker) fetchOffsets(r *vnet.Request, groupID string, topics []kmsg.OffsetFetchRequestGroupTopic) (code int16, out []kmsg.OffsetFetchResponseGroupTopic) {
+func (b *Broker) fetchOffsets(r *vnet.Request, groupID string, topics []kmsg.OffsetFetchRequestGroupTopic, requireStable bool) (code int16, out []kmsg.OffsetFetchResponseGroupTopic) {
 	if code = b.groupRefusal(r, acl.OpDescribe, groupID); code != 0 {
 		return code, nil
 	}
-	b.groups.do(groupID, func(c *group.Coordinator) { code, out = c.FetchOffsets(time.Now(), groupID, topics) })
+	b.groups.do(groupID, func(c *group.Coordinator) {
+		code, out = c.FetchOffsetsRequireStable(time.Now(), groupID, topics, requireStable)
+	})
 	return code, b.authorizeOffsetFetch(r, topics != nil, out)
 }
 

@@ -5,8 +5,11 @@ package cluster
 // A group key is coordinated by the leader of its __consumer_offsets
 // partition in the metadata image (v4+ batches keys). __consumer_offsets
 // is created on demand, as Kafka does, with offsets.topic.num.partitions partitions;
-// if that fails the answer is COORDINATOR_NOT_AVAILABLE. There is no
-// transaction coordinator yet: transaction keys get this node.
+// if that fails the answer is COORDINATOR_NOT_AVAILABLE. A transactional
+// id (key type 1) is coordinated by the leader of its __transaction_state
+// partition, created on demand likewise with
+// transaction.state.log.num.partitions partitions. Other key types get
+// INVALID_REQUEST.
 
 import (
 	"cmp"
@@ -17,6 +20,7 @@ import (
 	"github.com/varve/varve/group"
 	"github.com/varve/varve/metadata"
 	vnet "github.com/varve/varve/net"
+	"github.com/varve/varve/txn"
 )
 
 func init() {
@@ -27,11 +31,19 @@ func serveFindCoordinator(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(
 	req := kreq.(*kmsg.FindCoordinatorRequest)
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	var code int16
-	if req.CoordinatorType == 0 { // group
+	switch req.CoordinatorType {
+	case 0: // group
 		if err := b.groups.ensureTopic(); err != nil {
 			b.log.Warn("creating __consumer_offsets failed", "err", err)
 			code = kerr.CoordinatorNotAvailable.Code
 		}
+	case 1: // transaction
+		if err := b.txns.ensureTopic(); err != nil {
+			b.log.Warn("creating __transaction_state failed", "err", err)
+			code = kerr.CoordinatorNotAvailable.Code
+		}
+	default:
+		code = kerr.InvalidRequest.Code
 	}
 	img := b.meta.image()
 	keys := req.CoordinatorKeys
@@ -57,16 +69,17 @@ func serveFindCoordinator(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(
 
 // coordinatorFor finds the broker coordinating a key: for a group, the
 // leader of its __consumer_offsets partition (Kafka's partitionFor); for
-// a transaction, this node until a transaction coordinator exists.
+// a transaction, the leader of its __transaction_state partition.
 func coordinatorFor(img *metadata.Image, typ int8, key string, self int32, listener string) (int32, string, int32, int16) {
-	node := self
-	if typ == 0 {
-		t, ok := img.Topic(group.OffsetsTopic)
-		if !ok || len(t.Partitions) == 0 {
-			return -1, "", -1, kerr.CoordinatorNotAvailable.Code
-		}
-		node = t.Partitions[group.PartitionFor(key, len(t.Partitions))].Leader
+	topic, partitionFor := group.OffsetsTopic, group.PartitionFor
+	if typ == 1 {
+		topic, partitionFor = txn.Topic, txn.PartitionFor
 	}
+	t, ok := img.Topic(topic)
+	if !ok || len(t.Partitions) == 0 {
+		return -1, "", -1, kerr.CoordinatorNotAvailable.Code
+	}
+	node := t.Partitions[partitionFor(key, len(t.Partitions))].Leader
 	br, ok := img.Broker(node)
 	if !ok || br.Fenced {
 		return -1, "", -1, kerr.CoordinatorNotAvailable.Code

@@ -8,14 +8,19 @@ package cluster
 // producer id and epoch (KIP-360, v3+) to bump gets the same id with the
 // next epoch.
 //
-// Not served: transactional ids (no transaction coordinator yet) get
-// COORDINATOR_NOT_AVAILABLE.
+// A transactional id goes to the transaction coordinator of its
+// __transaction_state partition (package txn), which bumps its epoch,
+// fences the previous producer and aborts its open transaction.
+// PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v4 (KIP-588).
 
 import (
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	vnet "github.com/varve/varve/net"
+	"github.com/varve/varve/txn"
 )
 
 func init() {
@@ -31,7 +36,12 @@ func serveInitProducerID(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(v
 		return resp
 	}
 	if req.TransactionalID != nil {
-		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+		var res txn.InitResult
+		b.txns.do(*req.TransactionalID, func(c *txn.Coordinator) {
+			res = c.InitProducerID(time.Now(), *req.TransactionalID, req.TransactionTimeoutMillis, req.ProducerID, req.ProducerEpoch)
+		})
+		resp.ProducerID, resp.ProducerEpoch = res.ProducerID, res.Epoch
+		resp.ErrorCode = fencedForVersion(res.Code, r.Version, 4)
 		return resp
 	}
 	if req.ProducerID >= 0 && req.ProducerEpoch >= 0 && req.ProducerEpoch < 32767 {
@@ -45,4 +55,14 @@ func serveInitProducerID(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(v
 	}
 	resp.ProducerID, resp.ProducerEpoch = id, 0
 	return resp
+}
+
+// fencedForVersion is KIP-588's compatibility rule: clients of versions
+// before the one that knows PRODUCER_FENCED get INVALID_PRODUCER_EPOCH,
+// which they treat the same way.
+func fencedForVersion(code, version, since int16) int16 {
+	if code == kerr.ProducerFenced.Code && version < since {
+		return kerr.InvalidProducerEpoch.Code
+	}
+	return code
 }

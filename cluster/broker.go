@@ -40,6 +40,7 @@ type Broker struct {
 	server       server
 	cleaners     *cleaners
 	groups       *groupCoordinator
+	txns         *txnCoordinator
 	purgatory    *replica.Purgatory // delayed fetches and acks=all produces
 	repl         replication        // replicas.go: images applied to the replicas, fetchers' wire
 	fetchSess    fetchSessions      // fetch_session.go: KIP-227's session cache
@@ -130,6 +131,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 		}
 	}
 	b.groups = b.newGroupCoordinator()
+	b.txns = b.newTxnCoordinator()
 	if b.server, err = newServers(cfg, b, sec); err != nil {
 		b.parts.Close()
 		return nil, err
@@ -185,6 +187,7 @@ func (b *Broker) Start() error {
 		}
 	}
 	b.groups.start()
+	b.txns.start()
 	b.startReplication()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -251,6 +254,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	close(b.stopImages)
 	b.groups.shutdown() // answers parked JoinGroups, which the server would wait for
 	b.purgatory.Close() // answers parked fetches and produces, likewise
+	b.txns.shutdown()   // after the purgatory: marker writes parked there are answered
 	err := b.server.Shutdown(ctx)
 	b.bg.Wait()
 	b.stopCleaners()
@@ -293,6 +297,7 @@ func (b *Broker) Kill() {
 	cancel()
 	b.groups.shutdown()
 	b.purgatory.Close()
+	b.txns.shutdown()
 	b.server.Shutdown(ctx)
 	b.bg.Wait()
 	b.stopCleaners()

@@ -123,5 +123,8 @@
 // AlterPartition sender and fetchers (package replica), the log manager's
 // checkpoint and log-dir probe loops (package logdir), the group
 // coordinators' timer and their loader of
-// __consumer_offsets at start, and the metrics HTTP server.
+// __consumer_offsets at start, the transaction coordinators' timer,
+// their loaders of __transaction_state and one marker writer per
+// transaction being committed or aborted (txns.go, txn_markers.go),
+// and the metrics HTTP server.
 package cluster

@@ -41,6 +41,7 @@ type Coordinator struct {
 	groups map[string]*group
 	timers timers
 	load   *loader
+	txn    txnOffsets // txn_offsets.go
 }
 
 // New returns the coordinator of partition, which does not serve until
@@ -49,7 +50,7 @@ func New(partition int32, cfg Config, log Log) *Coordinator {
 	cfg = cfg.withDefaults()
 	return &Coordinator{partition: partition, cfg: cfg, log: log,
 		bounds: bounds{budget: cfg.MetadataBudget, maxGroup: cfg.MaxGroupMetadataBytes},
-		groups: map[string]*group{}, timers: newTimers()}
+		groups: map[string]*group{}, timers: newTimers(), txn: newTxnOffsets()}
 }
 
 // Partition is the __consumer_offsets partition this coordinator owns.
@@ -124,7 +125,7 @@ func (c *Coordinator) Stop() {
 		}
 		g.state = Dead
 	}
-	c.groups, c.timers, c.load = map[string]*group{}, newTimers(), nil
+	c.groups, c.timers, c.load, c.txn = map[string]*group{}, newTimers(), nil, newTxnOffsets()
 	c.status = stopped
 }
 

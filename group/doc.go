@@ -84,8 +84,15 @@
 // A null value is a tombstone: it deletes the key, and compaction
 // (cleanup.policy=compact) later removes both. Offset values v0, v2 and
 // v4 and group values v0-v4 are read as well; keys of version 3 and up
-// (KIP-848 consumer groups) and transactional or control batches are
-// skipped when loading.
+// (KIP-848 consumer groups) are skipped when loading.
+//
+// Transactional offset commits (TxnOffsetCommit) are offset records in a
+// transactional batch of the producer (its id, epoch and a sequence that
+// continues across its transactions); they stay pending until the
+// transaction's COMMIT or ABORT control batch is written to the
+// partition (CompleteTxn at run time, the marker itself when loading).
+// OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT for a
+// partition with a pending offset (txn_offsets.go).
 //
 // # Scripted tests
 //
@@ -101,7 +108,8 @@
 // # Not done
 //
 // KIP-848 (ConsumerGroupHeartbeat and server-side assignment), share
-// and streams groups, transactional offset commits (TxnOffsetCommit)
-// and therefore OffsetFetch's require_stable, which always finds the
-// offsets stable.
+// and streams groups. A transactional offset and a plain commit of the
+// same partition are ordered by when the marker arrives, not by their
+// offsets in the log as Kafka orders them. require_stable is checked for
+// the partitions named, not for a fetch of every offset of a group.
 package group

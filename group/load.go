@@ -24,7 +24,8 @@ type loader struct {
 	groups  map[string]*kmsg.GroupMetadataValue
 	next    int64 // offset after the last batch read
 	records int
-	skipped int // records of other kinds (KIP-848, transactions) or undecodable
+	skipped int // records of other kinds (KIP-848) or undecodable
+	txn     txnOffsets
 }
 
 // LoadReport says what a load read.
@@ -37,14 +38,15 @@ type LoadReport struct {
 func (c *Coordinator) BeginLoad() {
 	c.Stop()
 	c.status = loading
-	c.load = &loader{offsets: map[string]map[topicPartition]committed{}, groups: map[string]*kmsg.GroupMetadataValue{}}
+	c.load = &loader{offsets: map[string]map[topicPartition]committed{}, groups: map[string]*kmsg.GroupMetadataValue{},
+		txn: newTxnOffsets()}
 }
 
 // Load replays buf, whole record batches as the partition's log holds
-// them, and returns the offset after the last one. Control and
-// transactional batches are skipped (no transaction coordinator writes
-// them here). A batch that fails its CRC is an error: the log's own
-// recovery should have cut it.
+// them, and returns the offset after the last one. The offsets of a
+// transactional batch stay pending until its producer's marker: a COMMIT
+// applies them, an ABORT drops them (txn_offsets.go). A batch that fails
+// its CRC is an error: the log's own recovery should have cut it.
 func (c *Coordinator) Load(buf []byte) (int64, error) {
 	ld := c.load
 	if ld == nil {
@@ -59,15 +61,18 @@ func (c *Coordinator) Load(buf []byte) (int64, error) {
 		batch := buf[pos : pos+n]
 		pos += n
 		ld.next = h.NextOffset()
-		if h.IsControl() || h.IsTransactional() {
-			ld.skipped += int(h.RecordCount)
-			continue
-		}
 		if recs, err = record.DecodeBatch(batch, recs); err != nil {
 			return ld.next, fmt.Errorf("__consumer_offsets-%d batch at offset %d: %w", c.partition, h.BaseOffset, err)
 		}
-		for _, r := range recs {
-			ld.replay(r.Key, r.Value)
+		switch {
+		case h.IsControl():
+			ld.replayMarker(h, recs)
+		case h.IsTransactional():
+			ld.replayTxn(h, recs)
+		default:
+			for _, r := range recs {
+				ld.replay(r.Key, r.Value)
+			}
 		}
 	}
 	return ld.next, nil
@@ -91,6 +96,52 @@ func (ld *loader) replay(key, value []byte) {
 	}
 }
 
+// replayMarker applies a transaction marker to the offsets its producer
+// committed in the transaction.
+func (ld *loader) replayMarker(h record.BatchHeader, recs []record.Record) {
+	ld.records += len(recs)
+	commit, ok := controlCommit(recs)
+	if !ok {
+		ld.skipped += len(recs)
+		return
+	}
+	applyTxn(ld.txn.pending, h.ProducerID, commit, func(group string) map[topicPartition]committed {
+		if ld.offsets[group] == nil {
+			ld.offsets[group] = map[topicPartition]committed{}
+		}
+		return ld.offsets[group]
+	})
+}
+
+// replayTxn keeps a transactional batch's offsets pending, and its
+// producer's sequence for the next batch written.
+func (ld *loader) replayTxn(h record.BatchHeader, recs []record.Record) {
+	ld.txn.seq[h.ProducerID] = producerSeq{epoch: h.ProducerEpoch, next: h.BaseSequence + h.LastOffsetDelta + 1}
+	for _, r := range recs {
+		ld.records++
+		v, ok := keyVersion(r.Key)
+		if !ok || v > 1 {
+			ld.skipped++
+			continue
+		}
+		var k kmsg.OffsetCommitKey
+		var val kmsg.OffsetCommitValue
+		if k.ReadFrom(r.Key) != nil || r.Value == nil || val.ReadFrom(r.Value) != nil {
+			ld.skipped++
+			continue
+		}
+		byGroup := ld.txn.pending[h.ProducerID]
+		if byGroup == nil {
+			byGroup = map[string]map[topicPartition]committed{}
+			ld.txn.pending[h.ProducerID] = byGroup
+		}
+		if byGroup[k.Group] == nil {
+			byGroup[k.Group] = map[topicPartition]committed{}
+		}
+		byGroup[k.Group][topicPartition{k.Topic, k.Partition}] = committedFromValue(&val)
+	}
+}
+
 func (ld *loader) replayOffset(key, value []byte) bool {
 	var k kmsg.OffsetCommitKey
 	if k.ReadFrom(key) != nil {
@@ -105,6 +156,14 @@ func (ld *loader) replayOffset(key, value []byte) bool {
 	if v.ReadFrom(value) != nil {
 		return false
 	}
+	if ld.offsets[k.Group] == nil {
+		ld.offsets[k.Group] = map[topicPartition]committed{}
+	}
+	ld.offsets[k.Group][tp] = committedFromValue(&v)
+	return true
+}
+
+func committedFromValue(v *kmsg.OffsetCommitValue) committed {
 	cm := committed{offset: v.Offset, leaderEpoch: -1, metadata: v.Metadata,
 		commitTimestamp: v.CommitTimestamp, expireTimestamp: -1}
 	if v.Version >= 3 {
@@ -113,11 +172,7 @@ func (ld *loader) replayOffset(key, value []byte) bool {
 	if v.Version == 1 {
 		cm.expireTimestamp = v.ExpireTimestamp
 	}
-	if ld.offsets[k.Group] == nil {
-		ld.offsets[k.Group] = map[topicPartition]committed{}
-	}
-	ld.offsets[k.Group][tp] = cm
-	return true
+	return cm
 }
 
 func (ld *loader) replayGroup(key, value []byte) bool {
@@ -161,6 +216,14 @@ func (c *Coordinator) FinishLoad(now time.Time) LoadReport {
 		g.offsets = offs
 		rep.Offsets += len(offs)
 	}
+	for _, byGroup := range ld.txn.pending { // open transactions' groups exist, as when committed
+		for id := range byGroup {
+			if c.groups[id] == nil {
+				c.groups[id] = newGroup(id, time.Time{}, c.bounds)
+			}
+		}
+	}
+	c.txn = ld.txn
 	rep.Groups = len(c.groups)
 	c.status = active
 	for _, id := range c.sortedGroupIDs() {

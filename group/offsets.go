@@ -158,6 +158,14 @@ func (c *Coordinator) storeOffsets(g *group, valid []topicPartition, commits map
 // committed offset when topics is nil. It answers whatever the group's
 // state, since simple consumers have no members.
 func (c *Coordinator) FetchOffsets(now time.Time, groupID string, topics []kmsg.OffsetFetchRequestGroupTopic) (int16, []kmsg.OffsetFetchResponseGroupTopic) {
+	return c.FetchOffsetsRequireStable(now, groupID, topics, false)
+}
+
+// FetchOffsetsRequireStable is FetchOffsets for OffsetFetch v7+: with
+// requireStable (KIP-447), a partition named in topics with a
+// transactional offset still pending answers UNSTABLE_OFFSET_COMMIT, so
+// that the consumer retries once the transaction ends.
+func (c *Coordinator) FetchOffsetsRequireStable(now time.Time, groupID string, topics []kmsg.OffsetFetchRequestGroupTopic, requireStable bool) (int16, []kmsg.OffsetFetchResponseGroupTopic) {
 	c.now = now
 	if code := c.check(groupID, kmsg.OffsetFetch); code != 0 {
 		return code, nil
@@ -175,7 +183,11 @@ func (c *Coordinator) FetchOffsets(now time.Time, groupID string, topics []kmsg.
 			if g != nil {
 				cm, ok = g.offsets[topicPartition{t.Topic, p}]
 			}
-			rt.Partitions = append(rt.Partitions, fetched(p, cm, ok))
+			rp := fetched(p, cm, ok)
+			if requireStable && c.unstable(groupID, topicPartition{t.Topic, p}) {
+				rp.Offset, rp.LeaderEpoch, rp.ErrorCode = -1, -1, kerr.UnstableOffsetCommit.Code
+			}
+			rt.Partitions = append(rt.Partitions, rp)
 		}
 		out = append(out, rt)
 	}

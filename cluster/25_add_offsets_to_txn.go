@@ -1,0 +1,35 @@
+package cluster
+
+// AddOffsetsToTxn, versions 0-3.
+//
+// The __consumer_offsets partition of the group joins the producer's
+// transaction (package txn), so that the group's TxnOffsetCommit
+// offsets get the transaction's marker. PRODUCER_FENCED is
+// INVALID_PRODUCER_EPOCH before v2 (KIP-588).
+//
+// Not served: v4 (transaction version 2, which is not advertised).
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/varve/varve/group"
+	vnet "github.com/varve/varve/net"
+	"github.com/varve/varve/txn"
+)
+
+func init() {
+	register(&api{key: kmsg.AddOffsetsToTxn.Int16(), min: 0, max: 3, serve: serveAddOffsetsToTxn})
+}
+
+func serveAddOffsetsToTxn(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
+	req := kreq.(*kmsg.AddOffsetsToTxnRequest)
+	resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
+	tp := txn.TopicPartition{Topic: group.OffsetsTopic, Partition: group.PartitionFor(req.Group, len(b.groups.shards))}
+	b.txns.do(req.TransactionalID, func(c *txn.Coordinator) {
+		resp.ErrorCode = c.AddOffsets(time.Now(), req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp)
+	})
+	resp.ErrorCode = fencedForVersion(resp.ErrorCode, r.Version, 2)
+	return resp
+}

@@ -1,0 +1,80 @@
+package cluster
+
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/varve/varve/record"
+	"github.com/varve/varve/txn"
+)
+
+// KIP-890 part 1, the partition's side: a transactional produce is
+// appended only if its partition is in the producer's ongoing
+// transaction, as the transaction coordinator knows it (Kafka's
+// AddPartitionsToTxnManager, transaction.partition.verification.enable
+// true). A late produce of a transaction that already ended, or one to a
+// partition the producer never added, is refused with INVALID_TXN_STATE
+// instead of opening a transaction no coordinator will end (a hanging
+// transaction that would hold the last stable offset back).
+//
+// Verified when this node coordinates the transactional id (always, on
+// one node); the produce of a transaction coordinated by another node is
+// taken unverified (the AddPartitionsToTxn v4 request to it is not sent).
+// With transaction version 1 the epoch is the same from one transaction
+// to the next, so a produce delayed past the producer's next
+// AddPartitionsToTxn of the same partition is taken into the next
+// transaction: closing that gap is transaction version 2's epoch bump.
+
+// verifyTxnProduce is the broker's TxnProduceCheck.
+func (b *Broker) verifyTxnProduce(transactionalID *string, topic string, partition int32, records []byte) error {
+	if err := RefuseTransactionalWithoutID(transactionalID, topic, partition, records); err != nil || transactionalID == nil {
+		return err
+	}
+	h, ok := firstTransactional(records)
+	if !ok {
+		return nil
+	}
+	id, tp := *transactionalID, txn.TopicPartition{Topic: topic, Partition: partition}
+	var codes map[txn.TopicPartition]int16
+	var code int16
+	b.txns.do(id, func(c *txn.Coordinator) {
+		codes, code = c.VerifyPartitions(id, h.ProducerID, h.ProducerEpoch, []txn.TopicPartition{tp})
+	})
+	if code == 0 {
+		code = codes[tp]
+	}
+	return produceVerifyError(code, id, tp)
+}
+
+// produceVerifyError is what the producer is told (Kafka's
+// ReplicaManager after verification): the coordinator's retriable
+// errors become NOT_ENOUGH_REPLICAS, which every client retries; a
+// fenced epoch is INVALID_PRODUCER_EPOCH, as Produce has always said.
+func produceVerifyError(code int16, id string, tp txn.TopicPartition) error {
+	e := kerr.ErrorForCode(code)
+	switch code {
+	case 0, kerr.NotCoordinator.Code:
+		return nil // verified, or coordinated by another node
+	case kerr.ConcurrentTransactions.Code, kerr.CoordinatorLoadInProgress.Code, kerr.CoordinatorNotAvailable.Code:
+		e = kerr.NotEnoughReplicas
+	case kerr.ProducerFenced.Code:
+		e = kerr.InvalidProducerEpoch
+	}
+	return fmt.Errorf("%w: %s-%d is not in the ongoing transaction of %q", e, tp.Topic, tp.Partition, id)
+}
+
+// firstTransactional is the header of the first transactional data batch.
+func firstTransactional(records []byte) (record.BatchHeader, bool) {
+	for p := 0; p < len(records); {
+		h, n, err := record.NextBatch(records[p:], 0)
+		if err != nil {
+			return record.BatchHeader{}, false
+		}
+		if h.IsTransactional() && !h.IsControl() {
+			return h, true
+		}
+		p += n
+	}
+	return record.BatchHeader{}, false
+}

@@ -1,0 +1,74 @@
+package txn
+
+import (
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// AddPartitions is Kafka's handleAddPartitionsToTransaction (the
+// client's AddPartitionsToTxn, v0-v3, and a v4+ transaction that is
+// not verify-only): the partitions join id's transaction, which starts
+// (Ongoing, start time now) if none was open. Partitions already in an
+// ongoing transaction need no write.
+func (c *Coordinator) AddPartitions(now time.Time, id string, producerID int64, epoch int16, tps []TopicPartition) int16 {
+	c.now = now
+	m, code := c.owner(id, producerID, epoch)
+	if code != 0 {
+		return code
+	}
+	switch {
+	case m.state.preparing() || m.state == PrepareEpochFence:
+		return kerr.ConcurrentTransactions.Code
+	case m.state == Ongoing && m.hasAll(tps):
+		return 0
+	}
+	next := m.clone()
+	if m.state != Ongoing {
+		next.start = now.UnixMilli()
+		next.partitions = map[TopicPartition]struct{}{}
+	}
+	for _, tp := range tps {
+		next.partitions[tp] = struct{}{}
+	}
+	next.state = Ongoing
+	return c.write(next)
+}
+
+// AddOffsets is Kafka's handleAddOffsetsToTxn: the __consumer_offsets
+// partition of the transaction's group joins it, so that its offset
+// commits get the transaction's marker. The caller maps the group to
+// its partition.
+func (c *Coordinator) AddOffsets(now time.Time, id string, producerID int64, epoch int16, offsets TopicPartition) int16 {
+	return c.AddPartitions(now, id, producerID, epoch, []TopicPartition{offsets})
+}
+
+// VerifyPartitions is AddPartitionsToTxn v4+ with verify_only (KIP-890
+// part 1, a partition leader asking before it appends a transactional
+// batch): it writes nothing and answers, per partition, whether it is in
+// id's ongoing transaction (INVALID_TXN_STATE if not). A code other
+// than 0 applies to the whole transaction, and the map is nil.
+func (c *Coordinator) VerifyPartitions(id string, producerID int64, epoch int16, tps []TopicPartition) (map[TopicPartition]int16, int16) {
+	m, code := c.owner(id, producerID, epoch)
+	if code != 0 {
+		return nil, code
+	}
+	if m.state.preparing() || m.state == PrepareEpochFence {
+		return nil, kerr.ConcurrentTransactions.Code
+	}
+	out := make(map[TopicPartition]int16, len(tps))
+	for _, tp := range tps {
+		if _, ok := m.partitions[tp]; ok && m.state == Ongoing {
+			out[tp] = 0
+		} else {
+			out[tp] = kerr.InvalidTxnState.Code
+		}
+	}
+	return out, 0
+}
+
+func sortStrings(s []string) []string {
+	slices.Sort(s)
+	return s
+}

@@ -1,0 +1,146 @@
+package txn
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// EndTxn is Kafka's handleEndTransaction, transaction version 1 (the
+// epoch stays the same across transactions; KIP-890 part 2 is not
+// offered): an ongoing transaction moves to PrepareCommit or
+// PrepareAbort, which is written before the client is answered, and its
+// markers are sent; MarkersWritten completes it. A retry of an EndTxn
+// that already completed succeeds; one whose markers are still being
+// written gets CONCURRENT_TRANSACTIONS.
+func (c *Coordinator) EndTxn(now time.Time, id string, producerID int64, epoch int16, commit bool) int16 {
+	c.now = now
+	m, code := c.owner(id, producerID, epoch)
+	if code != 0 {
+		return code
+	}
+	switch m.state {
+	case Ongoing:
+		return c.prepareEnd(m, commit)
+	case PrepareCommit, PrepareAbort:
+		return kerr.ConcurrentTransactions.Code
+	case CompleteCommit:
+		if commit {
+			return 0
+		}
+	case CompleteAbort:
+		if !commit {
+			return 0
+		}
+	}
+	return kerr.InvalidTxnState.Code
+}
+
+// owner finds id's state for a request from producerID at epoch:
+// INVALID_PRODUCER_ID_MAPPING if the id is unknown or has another
+// producer id, PRODUCER_FENCED if the epoch is not the current one
+// (the request comes from a fenced producer, or from the future).
+func (c *Coordinator) owner(id string, producerID int64, epoch int16) (*meta, int16) {
+	if code := c.check(id); code != 0 {
+		return nil, code
+	}
+	m := c.txns[id]
+	switch {
+	case m == nil || m.producerID != producerID:
+		return nil, kerr.InvalidProducerIDMapping.Code
+	case m.epoch != epoch:
+		return nil, kerr.ProducerFenced.Code
+	}
+	return m, 0
+}
+
+// prepareEnd writes m's PrepareCommit or PrepareAbort and sends its
+// markers.
+func (c *Coordinator) prepareEnd(m *meta, commit bool) int16 {
+	next := m.clone()
+	next.state = PrepareAbort
+	if commit {
+		next.state = PrepareCommit
+	}
+	if code := c.write(next); code != 0 {
+		return code
+	}
+	c.sendMarkers(next)
+	return 0
+}
+
+// fenceAndAbort bumps m's epoch, so that its producer is fenced, and
+// aborts its ongoing transaction under the new epoch (Kafka's
+// prepareFenceProducerEpoch followed by an abort not from the client).
+// The bumped epoch is never handed to a client. An exhausted epoch is
+// not bumped.
+func (c *Coordinator) fenceAndAbort(m *meta) int16 {
+	fenced := m.clone()
+	fenced.state = PrepareEpochFence
+	if !m.epochExhausted() {
+		fenced.epoch, fenced.lastEpoch = m.epoch+1, m.epoch
+	}
+	c.txns[m.id] = fenced // in memory only: PrepareEpochFence is never stored
+	code := c.prepareEnd(fenced, false)
+	if code != 0 {
+		c.txns[m.id] = m // nothing was written: back to what the log holds
+	}
+	return code
+}
+
+// sendMarkers asks for m's markers, or completes m at once if it has no
+// partitions.
+func (c *Coordinator) sendMarkers(m *meta) {
+	if len(m.partitions) == 0 {
+		c.complete(m)
+		return
+	}
+	c.markers.Send(MarkerRequest{TransactionalID: m.id, ProducerID: m.producerID, ProducerEpoch: m.epoch,
+		Commit: m.state == PrepareCommit, CoordinatorEpoch: c.epoch, Partitions: m.sortedPartitions()})
+}
+
+// MarkersWritten reports that every marker of a MarkerRequest is
+// written: the transaction completes (CompleteCommit or CompleteAbort
+// is written). A report for a request this coordinator no longer waits
+// for (another epoch, another coordinator epoch, a reloaded partition)
+// is ignored.
+func (c *Coordinator) MarkersWritten(now time.Time, r MarkerRequest) {
+	c.now = now
+	m := c.txns[r.TransactionalID]
+	if c.status != active || r.CoordinatorEpoch != c.epoch || m == nil || !m.state.preparing() ||
+		m.producerID != r.ProducerID || m.epoch != r.ProducerEpoch || (m.state == PrepareCommit) != r.Commit {
+		return
+	}
+	c.complete(m)
+}
+
+// complete writes m's CompleteCommit or CompleteAbort, with no
+// partitions; a failed write is retried after Config.RetryBackoff.
+func (c *Coordinator) complete(m *meta) {
+	next := m.clone()
+	next.state = CompleteAbort
+	if m.state == PrepareCommit {
+		next.state = CompleteCommit
+	}
+	next.partitions = map[TopicPartition]struct{}{}
+	if code := c.write(next); code != 0 {
+		if len(c.retry) == 0 {
+			c.retryAt = c.now.Add(c.cfg.RetryBackoff)
+		}
+		c.retry[m.id] = true
+	}
+}
+
+// retryComplete tries the failed Complete records again.
+func (c *Coordinator) retryComplete() {
+	ids := make([]string, 0, len(c.retry))
+	for id := range c.retry {
+		ids = append(ids, id)
+	}
+	c.retry = map[string]bool{}
+	for _, id := range sortStrings(ids) {
+		if m := c.txns[id]; m != nil && m.state.preparing() {
+			c.complete(m)
+		}
+	}
+}
