@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/varve/varve/config"
@@ -56,10 +57,16 @@ type tlsMaterial struct {
 	server *tls.Config      // a server's configuration for handshakes
 }
 
-// fileStamp tells a file's versions apart.
+// fileStamp tells a file's versions apart: a file replaced by a rename
+// (how certificates are rotated safely, and how a Kubernetes secret's
+// symlink moves) has a new inode even when its size and modification
+// time, which the kernel keeps at a clock tick's precision, are the old
+// one's.
 type fileStamp struct {
 	size    int64
 	modTime time.Time
+	dev     uint64
+	ino     uint64
 }
 
 func stampOf(path string) fileStamp {
@@ -70,7 +77,11 @@ func stampOf(path string) fileStamp {
 	if err != nil {
 		return fileStamp{size: -1}
 	}
-	return fileStamp{size: fi.Size(), modTime: fi.ModTime()}
+	st := fileStamp{size: fi.Size(), modTime: fi.ModTime()}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.dev, st.ino = uint64(sys.Dev), sys.Ino
+	}
+	return st
 }
 
 // newTLSStore loads the store's files; an error stops start-up.
