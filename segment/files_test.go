@@ -67,6 +67,10 @@ func TestConcurrentReadsWithEviction(t *testing.T) {
 	files := segment.NewFileCache(2)
 	l, want := smallSegments(t, files, 20, time.Millisecond)
 	opensBefore := files.Opens()
+	// Segments rolled by the appends stay pinned until their flush on
+	// roll, which runs in the background: on a loaded machine the first
+	// reads may all find them open. Read on until one was reopened.
+	deadline := time.Now().Add(10 * time.Second)
 	var wg sync.WaitGroup
 	errs := make(chan string, 8)
 	for g := range 8 {
@@ -74,7 +78,7 @@ func TestConcurrentReadsWithEviction(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(g), 1))
-			for range 300 {
+			for i := 0; i < 300 || (files.Opens() == opensBefore && time.Now().Before(deadline)); i++ {
 				off := rng.Int64N(int64(len(want)))
 				got, err := l.ReadBytes(off, 1)
 				if err != nil || !bytes.Equal(got, want[off]) {
