@@ -81,6 +81,7 @@ func (b *Broker) startLifecycle() {
 		MetadataOffset:      b.quorum.MetadataOffset,
 		Logger:              b.log,
 	})
+	b.repl.lifecycle.Store(b.lifecycle)
 	b.lifecycle.Start()
 }
 

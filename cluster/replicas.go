@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/varve/varve/metadata"
+	"github.com/varve/varve/quorum"
 	"github.com/varve/varve/replica"
 	"github.com/varve/varve/segment"
 )
@@ -50,6 +51,11 @@ type replication struct {
 	// visited counts the partitions the last application looked at.
 	visited int
 	client  *replicaClient
+	// lifecycle is the broker's registration on a cluster node, set once
+	// it starts; registered is set once an image holds the registration
+	// of this process (see registeredIn).
+	lifecycle  atomic.Pointer[quorum.Lifecycle]
+	registered atomic.Bool
 }
 
 // SetControllerClient gives the broker its way to the active controller
@@ -96,7 +102,8 @@ func (b *Broker) brokerEpoch() int64 {
 }
 
 // startReplication applies the current image at once (before any
-// listener serves), then starts the replica manager's loops and the
+// listener serves; on a cluster node, not before the image holds this
+// process's registration: registeredIn), then starts the replica manager's loops and the
 // goroutine that follows the publisher.
 func (b *Broker) startReplication() {
 	b.repl.mu.Lock()
@@ -149,6 +156,9 @@ func (b *Broker) followImages(ch <-chan struct{}) {
 // it failed; the first image (and one restored from a snapshot, which
 // shares nothing) is applied whole.
 func (b *Broker) applyImage(img *metadata.Image) {
+	if !b.registeredIn(img) {
+		return
+	}
 	var ineligible []int32 // Kafka's isReplicaIsrEligible: fenced or shutting down
 	for _, br := range img.Brokers() {
 		if br.Fenced || br.InControlledShutdown {
@@ -179,6 +189,37 @@ func (b *Broker) applyImage(img *metadata.Image) {
 	}
 	b.repl.prev, b.repl.retry = img, retry
 	b.repl.applied.Store(img)
+}
+
+// registeredIn says whether this node may apply img's partition states:
+// always on a single node; on a cluster node, once an image holds the
+// registration this process made (its broker epoch), and from then on.
+// Until then the image's leaderships and ISRs naming this node are its
+// previous process's: one that did not shut down cleanly may have lost
+// records it had acknowledged (an unsynced tail), and must not lead or
+// count for an ISR on their strength. Its registration is refused
+// (DUPLICATE_BROKER_REGISTRATION) while the old session lives; once
+// accepted, the controller has fenced the old registration in the same
+// log, before it (KIP-966), so the first image applied already shows
+// this node out of every ISR. Kafka: BrokerServer waits for the
+// lifecycle manager's initial catch-up (registered, and the metadata
+// replayed up to the registration) before its replica manager applies
+// any metadata.
+func (b *Broker) registeredIn(img *metadata.Image) bool {
+	if b.quorum == nil || b.repl.registered.Load() {
+		return true
+	}
+	l := b.repl.lifecycle.Load()
+	if l == nil {
+		return false
+	}
+	br, ok := img.Broker(b.nodeID)
+	if epoch := l.BrokerEpoch(); epoch < 0 || !ok || br.Epoch != epoch {
+		return false
+	}
+	b.repl.registered.Store(true)
+	b.log.Info("applying partition states: the metadata holds this broker's registration", "epoch", br.Epoch)
+	return true
 }
 
 // applyTopic applies every partition of t; false when one of them was
