@@ -110,13 +110,15 @@ func (c *Cluster) Runner(h *History) *Runner {
 }
 
 // FaultRunner is Runner with faults on roles found by roles (the leader
-// of a partition of topic, the active controller), and, before each
+// of a partition of topic, the active controller), compound faults on
+// topic's partitions (Cluster.Compound), and, before each
 // fault, a wait of up to settle for every node to show every one of
 // topic's partitions with its replicas all in sync: one fault at a
 // time then means one node short at a time.
 func (c *Cluster) FaultRunner(h *History, roles *Roles, topic string, partitions int, settle time.Duration) *Runner {
 	r := c.Runner(h)
 	r.Locate = func(ctx context.Context, f Fault) (int, error) { return locate(ctx, roles, topic, f) }
+	r.Compound = c.Compound(h, roles, topic, partitions)
 	r.Settle = func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, settle)
 		defer cancel()

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -202,4 +203,58 @@ func (r *Roles) shortPartitions(ctx context.Context, topic string, want int) []s
 		}
 	}
 	return short
+}
+
+// Reassign asks the cluster to move partition p of topic to replicas
+// (AlterPartitionReassignments, API 45; Kafka: KIP-455).
+func (r *Roles) Reassign(ctx context.Context, topic string, p int32, replicas []int32) error {
+	var req kadm.AlterPartitionAssignmentsReq
+	req.Assign(topic, p, replicas)
+	resp, err := kadm.NewClient(r.all).AlterPartitionAssignments(ctx, req)
+	if err != nil {
+		return fmt.Errorf("chaos: AlterPartitionReassignments: %w", err)
+	}
+	for _, pr := range resp.Sorted() {
+		if pr.Err != nil {
+			return fmt.Errorf("chaos: AlterPartitionReassignments of %s-%d: %w (%s)", topic, pr.Partition, pr.Err, pr.ErrMessage)
+		}
+	}
+	return nil
+}
+
+// Reassigning is partition p of topic's reassignment in progress, from
+// ListPartitionReassignments (API 46): its adding and removing replicas,
+// and false when none is in progress.
+func (r *Roles) Reassigning(ctx context.Context, topic string, p int32) (adding, removing []int32, ok bool, err error) {
+	var set kadm.TopicsSet
+	set.Add(topic, p)
+	resp, err := kadm.NewClient(r.all).ListPartitionReassignments(ctx, set)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("chaos: ListPartitionReassignments: %w", err)
+	}
+	pr, ok := resp[topic][p]
+	return pr.AddingReplicas, pr.RemovingReplicas, ok, nil
+}
+
+// ElectPreferred asks for preferred-replica elections of every
+// partition of topic (ElectLeaders, API 43; Kafka: KIP-183), as
+// kafka-leader-election.sh --election-type preferred does: leadership
+// goes back to each partition's first replica where it is in sync.
+// Partitions (of partitions) already led by it, or whose preferred
+// replica is not in sync, are not errors.
+func (r *Roles) ElectPreferred(ctx context.Context, topic string, partitions int32) error {
+	var set kadm.TopicsSet
+	for p := range partitions {
+		set.Add(topic, p)
+	}
+	res, err := kadm.NewClient(r.all).ElectLeaders(ctx, kadm.ElectPreferredReplica, set)
+	if err != nil {
+		return fmt.Errorf("chaos: ElectLeaders: %w", err)
+	}
+	for _, pr := range res[topic] {
+		if pr.Err != nil && !errors.Is(pr.Err, kerr.ElectionNotNeeded) && !errors.Is(pr.Err, kerr.PreferredLeaderNotAvailable) {
+			return fmt.Errorf("chaos: ElectLeaders of %s-%d: %w", topic, pr.Partition, pr.Err)
+		}
+	}
+	return nil
 }
