@@ -75,9 +75,27 @@ func (x *compound) state(ctx context.Context, asking int32, p int32) (PartitionS
 // x.watch) shows the shrunk ISR: the controller has committed the
 // change, and the leader may not have had its answer yet.
 func (x *compound) killAtISRChange(ctx context.Context, f Fault) (func() error, error) {
+	for attempt := 1; ; attempt++ {
+		undo, moved, err := x.killAtISRChangeOnce(ctx, f)
+		if !moved || attempt == 3 {
+			return undo, err
+		}
+		// A node restarted by the fault before may only now have
+		// registered again and been fenced (its old session outlived
+		// the restart), moving the leadership: start over on the
+		// cluster as it is now.
+		x.h.Note("%v; trying again", err)
+		time.Sleep(time.Second)
+	}
+}
+
+// killAtISRChangeOnce is one attempt of killAtISRChange; moved reports
+// that the partition's leadership moved while the fault waited for the
+// ISR to shrink (the cut is healed and no node was killed then).
+func (x *compound) killAtISRChangeOnce(ctx context.Context, f Fault) (undo func() error, moved bool, err error) {
 	ctrl, err := x.roles.ActiveController(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	p, s, follower, err := x.partitionAwayFrom(ctx, ctrl, f.Partition)
 	if err != nil {
@@ -87,7 +105,7 @@ func (x *compound) killAtISRChange(ctx context.Context, f Fault) (func() error, 
 		p, s, follower, err = x.partitionAwayFrom(ctx, ctrl, f.Partition)
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	victim := s.Leader
 	if f.Target == ActiveController {
@@ -95,17 +113,17 @@ func (x *compound) killAtISRChange(ctx context.Context, f Fault) (func() error, 
 	}
 	heal, err := x.c.Net.Cut(int(follower)-1, int(s.Leader)-1, false)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	x.h.Note("cut node%d from node%d, leader of partition %d (epoch %d, isr %v; active controller node%d)",
 		follower, s.Leader, p, s.Epoch, s.ISR, ctrl)
 	start := time.Now()
-	shrunk, err := x.awaitISRWithout(ctx, p, follower)
+	shrunk, err := x.awaitISRWithout(ctx, p, follower, s.Leader)
 	if err != nil {
-		return nil, errors.Join(err, heal())
+		return nil, errors.Is(err, errLeaderMoved), errors.Join(err, heal())
 	}
 	if err := x.node(victim).Kill(); err != nil {
-		return nil, errors.Join(err, heal())
+		return nil, false, errors.Join(err, heal())
 	}
 	x.h.Note("kill node%d (%s) as the ISR of partition %d shrank to %v, %v after the cut",
 		victim, f.Target, p, shrunk, time.Since(start).Round(time.Millisecond))
@@ -113,8 +131,12 @@ func (x *compound) killAtISRChange(ctx context.Context, f Fault) (func() error, 
 		err := errors.Join(heal(), x.node(victim).Start())
 		x.h.Note("healed the cut and started node%d", victim)
 		return err
-	}, nil
+	}, false, nil
 }
+
+// errLeaderMoved: a partition's leadership moved while a fault waited
+// for its ISR to change.
+var errLeaderMoved = errors.New("chaos: the partition's leader moved")
 
 // partitionAwayFrom finds, from partition from on, a partition with
 // three replicas all in sync whose leader is not node avoid, and its
@@ -149,8 +171,9 @@ func (x *compound) findAwayFrom(ctx context.Context, avoid, from int32) (int32, 
 }
 
 // awaitISRWithout polls every node's Metadata until one shows
-// partition p's ISR without node out, and returns that ISR.
-func (x *compound) awaitISRWithout(ctx context.Context, p, out int32) ([]int32, error) {
+// partition p's ISR without node out, and returns that ISR; it fails
+// with errLeaderMoved if one shows another leader than leader first.
+func (x *compound) awaitISRWithout(ctx context.Context, p, out, leader int32) ([]int32, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for {
@@ -158,7 +181,13 @@ func (x *compound) awaitISRWithout(ctx context.Context, p, out int32) ([]int32, 
 			qctx, qcancel := context.WithTimeout(ctx, time.Second)
 			ps, err := x.roles.Partitions(qctx, i, x.topic)
 			qcancel()
-			if s, ok := ps[p]; err == nil && ok && !slices.Contains(s.ISR, out) {
+			s, ok := ps[p]
+			switch {
+			case err != nil || !ok:
+			case s.Leader != leader:
+				return nil, fmt.Errorf("%w: partition %d is led by node%d, not node%d, before its ISR dropped node%d",
+					errLeaderMoved, p, s.Leader, leader, out)
+			case !slices.Contains(s.ISR, out):
 				return s.ISR, nil
 			}
 		}
