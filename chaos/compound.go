@@ -235,15 +235,13 @@ func (x *compound) killMidReassign(ctx context.Context, f Fault) (func() error, 
 		return nil, err
 	}
 	x.h.Note("cut node%d from node%d, leader of partition %d (replicas %v); reassign it to %v", spare, s.Leader, p, s.Replicas, target)
-	adding, err := x.reassignStarted(ctx, p, target)
+	adding, err := x.reassignStarted(ctx, int(ctrl)-1, p, target)
 	if err != nil {
 		return nil, errors.Join(err, heal())
 	}
 	victim := s.Leader
 	if f.Target == ActiveController {
-		if victim, err = x.roles.ActiveController(ctx); err != nil {
-			return nil, errors.Join(err, heal())
-		}
+		victim = ctrl // as found before the cut: asking now might need the cut link
 	}
 	if err := x.node(victim).Kill(); err != nil {
 		return nil, errors.Join(err, heal())
@@ -261,16 +259,17 @@ func (x *compound) killMidReassign(ctx context.Context, f Fault) (func() error, 
 	}, nil
 }
 
-// reassignStarted starts the reassignment of p to target and waits for
-// ListPartitionReassignments to show it with replicas being added.
-func (x *compound) reassignStarted(ctx context.Context, p int32, target []int32) ([]int32, error) {
+// reassignStarted asks node index ctrl (the active controller's) to
+// start the reassignment of p to target, and waits for it to show the
+// reassignment with replicas being added.
+func (x *compound) reassignStarted(ctx context.Context, ctrl int, p int32, target []int32) ([]int32, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := x.roles.Reassign(ctx, x.topic, p, target); err != nil {
+	if err := x.roles.Reassign(ctx, ctrl, x.topic, p, target); err != nil {
 		return nil, err
 	}
 	for {
-		adding, _, ok, err := x.roles.Reassigning(ctx, x.topic, p)
+		adding, _, ok, err := x.roles.Reassigning(ctx, ctrl, x.topic, p)
 		if err == nil && ok && len(adding) > 0 {
 			return adding, nil
 		}
@@ -292,7 +291,7 @@ func (x *compound) awaitReassigned(ctx context.Context, p int32, target []int32)
 	want := slices.Sorted(slices.Values(target))
 	var last string
 	for {
-		_, _, ongoing, err := x.roles.Reassigning(ctx, x.topic, p)
+		ongoing, err := x.reassigning(ctx, p)
 		done := err == nil && !ongoing
 		for i := range x.c.Local.Nodes() {
 			if !done {
@@ -314,6 +313,17 @@ func (x *compound) awaitReassigned(ctx context.Context, p int32, target []int32)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// reassigning asks the active controller's node whether p is being
+// reassigned.
+func (x *compound) reassigning(ctx context.Context, p int32) (bool, error) {
+	ctrl, err := x.roles.ActiveController(ctx)
+	if err != nil {
+		return false, err
+	}
+	_, _, ongoing, err := x.roles.Reassigning(ctx, int(ctrl)-1, x.topic, p)
+	return ongoing, err
 }
 
 // dropTailThenKill kills a follower of partition p (the fault's; which

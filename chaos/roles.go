@@ -205,35 +205,74 @@ func (r *Roles) shortPartitions(ctx context.Context, topic string, want int) []s
 	return short
 }
 
-// Reassign asks the cluster to move partition p of topic to replicas
-// (AlterPartitionReassignments, API 45; Kafka: KIP-455).
-func (r *Roles) Reassign(ctx context.Context, topic string, p int32, replicas []int32) error {
-	var req kadm.AlterPartitionAssignmentsReq
-	req.Assign(topic, p, replicas)
-	resp, err := kadm.NewClient(r.all).AlterPartitionAssignments(ctx, req)
+// Reassign asks node index i to move partition p of topic to replicas
+// (AlterPartitionReassignments, API 45; Kafka: KIP-455). Asking the
+// active controller's node itself needs no forwarding between nodes,
+// which a cut may stop.
+func (r *Roles) Reassign(ctx context.Context, i int, topic string, p int32, replicas []int32) error {
+	req := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+	req.TimeoutMillis = 5000
+	t := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+	t.Topic = topic
+	rp := kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()
+	rp.Partition, rp.Replicas = p, replicas
+	t.Partitions = append(t.Partitions, rp)
+	req.Topics = append(req.Topics, t)
+	kresp, err := r.requestNode(ctx, i, req)
 	if err != nil {
 		return fmt.Errorf("chaos: AlterPartitionReassignments: %w", err)
 	}
-	for _, pr := range resp.Sorted() {
-		if pr.Err != nil {
-			return fmt.Errorf("chaos: AlterPartitionReassignments of %s-%d: %w (%s)", topic, pr.Partition, pr.Err, pr.ErrMessage)
+	resp := kresp.(*kmsg.AlterPartitionAssignmentsResponse)
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return fmt.Errorf("chaos: AlterPartitionReassignments: %w", err)
+	}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+				return fmt.Errorf("chaos: AlterPartitionReassignments of %s-%d: %w", topic, rp.Partition, err)
+			}
 		}
 	}
 	return nil
 }
 
-// Reassigning is partition p of topic's reassignment in progress, from
-// ListPartitionReassignments (API 46): its adding and removing replicas,
-// and false when none is in progress.
-func (r *Roles) Reassigning(ctx context.Context, topic string, p int32) (adding, removing []int32, ok bool, err error) {
-	var set kadm.TopicsSet
-	set.Add(topic, p)
-	resp, err := kadm.NewClient(r.all).ListPartitionReassignments(ctx, set)
+// Reassigning is partition p of topic's reassignment in progress, as
+// node index i answers ListPartitionReassignments (API 46): its adding
+// and removing replicas, and false when none is in progress.
+func (r *Roles) Reassigning(ctx context.Context, i int, topic string, p int32) (adding, removing []int32, ok bool, err error) {
+	req := kmsg.NewPtrListPartitionReassignmentsRequest()
+	req.TimeoutMillis = 5000
+	t := kmsg.NewListPartitionReassignmentsRequestTopic()
+	t.Topic, t.Partitions = topic, []int32{p}
+	req.Topics = append(req.Topics, t)
+	kresp, err := r.requestNode(ctx, i, req)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("chaos: ListPartitionReassignments: %w", err)
 	}
-	pr, ok := resp[topic][p]
-	return pr.AddingReplicas, pr.RemovingReplicas, ok, nil
+	resp := kresp.(*kmsg.ListPartitionReassignmentsResponse)
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return nil, nil, false, fmt.Errorf("chaos: ListPartitionReassignments: %w", err)
+	}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			if rt.Topic == topic && rp.Partition == p {
+				return rp.AddingReplicas, rp.RemovingReplicas, true, nil
+			}
+		}
+	}
+	return nil, nil, false, nil
+}
+
+// requestNode sends req to node index i alone.
+func (r *Roles) requestNode(ctx context.Context, i int, req kmsg.Request) (kmsg.Response, error) {
+	if i < 0 || i >= len(r.nodes) {
+		return nil, fmt.Errorf("chaos: no node index %d", i)
+	}
+	seeds := r.nodes[i].SeedBrokers()
+	if len(seeds) != 1 {
+		return nil, fmt.Errorf("chaos: node index %d: %d seed brokers", i, len(seeds))
+	}
+	return seeds[0].Request(ctx, req)
 }
 
 // ElectPreferred asks for preferred-replica elections of every
