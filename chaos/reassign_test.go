@@ -41,6 +41,7 @@ func TestClusterKillDuringReassignment(t *testing.T) {
 		t.Skip("runs three varve server processes and kills two mid-reassignment")
 	}
 	skipUnderRace(t)
+	t.Parallel() // beside the three-node tier
 	if !chaos.EnterNetns(t) {
 		return
 	}

@@ -242,6 +242,9 @@ func (b *Broker) applyTopic(t *metadata.Topic) bool {
 // false when it could not (to be tried again with the next image).
 func (b *Broker) applyPartition(tp segment.TopicPartition, id metadata.TopicID, ip *metadata.Partition) bool {
 	part, ok := b.parts.Partition(tp)
+	if ok && b.unfinishedReplica(tp, part, ip) {
+		ok = false
+	}
 	if !ok {
 		_, err := b.parts.CreatePartition(tp, replica.TopicID(id))
 		if err != nil && !errors.Is(err, replica.ErrPartitionExists) {
@@ -275,6 +278,28 @@ func (b *Broker) applyPartition(tp segment.TopicPartition, id metadata.TopicID, 
 	}
 	if lead != wasLeader || (lead && cur.LeaderEpoch != s.LeaderEpoch) {
 		b.leadershipChanged(tp, lead, s.LeaderEpoch)
+	}
+	return true
+}
+
+// unfinishedReplica deletes this node's replica of tp, to be created
+// again, when it was loaded from a directory without partition.metadata
+// (no topic id) and the partition neither is led by this node nor
+// counts it in its ISR. Such a directory is one whose creation a crash
+// cut short (the topic id is written just after the directory is
+// made): kept, it would fetch without a topic id and be refused
+// (UNKNOWN_TOPIC_ID) for ever, and a reassignment adding it would
+// never complete. Out of the ISR, its records are the leader's to give
+// again. Kafka assigns the topic id to such a log when it becomes
+// leader or follower (Partition.checkOrSetTopicId); a replica in the
+// ISR is left as it was.
+func (b *Broker) unfinishedReplica(tp segment.TopicPartition, part *replica.Partition, ip *metadata.Partition) bool {
+	if part.TopicID != (replica.TopicID{}) || ip.Leader == b.nodeID || slices.Contains(ip.ISR, b.nodeID) {
+		return false
+	}
+	b.log.Warn("a replica without a topic id, out of the ISR: deleting it to fetch it again", "partition", tp)
+	if err := b.parts.DeletePartition(tp); err != nil && !errors.Is(err, replica.ErrUnknownPartition) {
+		b.log.Warn("deleting a replica without a topic id failed", "partition", tp, "err", err)
 	}
 	return true
 }
