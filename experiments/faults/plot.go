@@ -90,26 +90,39 @@ func plotSoak(dir string, h *chaos.History) error {
 	bottom.Y.Label.Text = "ms"
 	bottom.X.Label.Text = "seconds from the start of the run"
 	for _, x := range []struct {
-		p    *plot.Plot
-		xys  plotter.XYs
-		peak float64
-	}{{top, acked, topAcked}, {bottom, p99, topP99}} {
-		if err := series(x.p, x.xys, x.peak, struck, healed); err != nil {
+		p      *plot.Plot
+		xys    plotter.XYs
+		peak   float64
+		points bool
+	}{{top, acked, topAcked, false}, {bottom, p99, topP99, true}} {
+		if err := series(x.p, x.xys, x.peak, x.points, struck, healed); err != nil {
 			return err
 		}
 	}
 	return plots.SaveStacked([]*plot.Plot{top, bottom}, 12*vg.Inch, 7*vg.Inch, dir, "soak")
 }
 
-// series adds one time series to p, and the fault markers up to peak.
-func series(p *plot.Plot, xys plotter.XYs, peak float64, struck, healed []float64) error {
+// series adds one time series to p, as a line or (points: seconds with
+// no acknowledgement have no latency, and a line would bridge them) as
+// points, and the fault markers up to peak.
+func series(p *plot.Plot, xys plotter.XYs, peak float64, points bool, struck, healed []float64) error {
 	p.Y.Min, p.Legend.Top = 0, true
-	if len(xys) > 0 {
+	blue := color.RGBA{B: 160, A: 255}
+	switch {
+	case len(xys) == 0:
+	case points:
+		sc, err := plotter.NewScatter(xys)
+		if err != nil {
+			return err
+		}
+		sc.Color, sc.Radius = blue, vg.Points(1.5)
+		p.Add(sc)
+	default:
 		l, err := plotter.NewLine(xys)
 		if err != nil {
 			return err
 		}
-		l.Color, l.Width = color.RGBA{B: 160, A: 255}, vg.Points(1)
+		l.Color, l.Width = blue, vg.Points(1)
 		p.Add(l)
 	}
 	if err := plots.Markers(p, struck, peak*1.05, color.RGBA{R: 220, A: 255}, false, "fault"); err != nil {
