@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -122,9 +123,46 @@ func (c *Cluster) FaultRunner(h *History, roles *Roles, topic string, partitions
 	r.Settle = func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, settle)
 		defer cancel()
+		if err := c.AwaitRegistered(ctx); err != nil {
+			return err
+		}
 		return roles.FullISR(ctx, topic, partitions)
 	}
 	return r
+}
+
+// AwaitRegistered waits until every running node's log shows, since its
+// last start, that it registered and was unfenced. Metadata alone does
+// not say so: a node killed and started again within its session
+// timeout is refused registration until the old session expires, and
+// until then the metadata still shows the old process's registration,
+// in every ISR, so that a full ISR would let the next fault strike
+// while the node is in fact out (three nodes down at once).
+func (c *Cluster) AwaitRegistered(ctx context.Context) error {
+	for {
+		var waiting []string
+		for _, n := range c.Local.Nodes() {
+			if !n.Running() {
+				continue
+			}
+			b, err := n.Log()
+			if err != nil {
+				return err
+			}
+			since := b[max(bytes.LastIndex(b, []byte("=== "+n.Name()+": start")), 0):]
+			if !bytes.Contains(since, []byte(`msg="broker unfenced"`)) {
+				waiting = append(waiting, n.Name())
+			}
+		}
+		if len(waiting) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("chaos: %v not registered and unfenced since their start: %w", waiting, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // locate finds f's node, retrying for a few seconds (a cluster that has

@@ -66,8 +66,9 @@
 // holds a role when it strikes (Target: a partition's leader, the
 // active controller), which the Runner's Locate finds; the Runner's
 // Settle runs before each fault (the cluster harness waits there for
-// every ISR to be full), so one fault at a time is one node short at a
-// time.
+// every running node to have registered and been unfenced since its
+// last start, which it reads from the node's log, and then for every
+// ISR to be full), so one fault at a time is one node short at a time.
 //
 // Compound faults strike while a change of a partition's state is in
 // flight; the Runner hands them to its Compound, which the cluster

@@ -51,7 +51,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.Out, "out", "experiments/faults/results", "results root: the run writes <root>/<YYYY-MM-DD>/")
 	fs.IntVar(&c.Partitions, "partitions", 6, "partitions of the topic (replication factor 3, min.insync.replicas=2)")
 	fs.IntVar(&c.Producers, "producers", 4, "idempotent acks=all producers (2 group members and 1 assigned consumer read)")
-	fs.StringVar(&c.LogLevel, "log-level", "info", "the nodes' --log-level (their logs stay in the run's temporary directory)")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "the nodes' --log-level, info or debug: before each fault the runner reads from their logs that they registered (the logs stay in the run's temporary directory)")
 	fs.BoolVar(&c.Quick, "quick", false, "a 3-minute run (unless -duration is given) into <out>/quick/")
 	if err := fs.Parse(args); err != nil {
 		return c, err
