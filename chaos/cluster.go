@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -110,19 +111,58 @@ func (c *Cluster) Runner(h *History) *Runner {
 }
 
 // FaultRunner is Runner with faults on roles found by roles (the leader
-// of a partition of topic, the active controller), and, before each
+// of a partition of topic, the active controller), compound faults on
+// topic's partitions (Cluster.Compound), and, before each
 // fault, a wait of up to settle for every node to show every one of
 // topic's partitions with its replicas all in sync: one fault at a
 // time then means one node short at a time.
 func (c *Cluster) FaultRunner(h *History, roles *Roles, topic string, partitions int, settle time.Duration) *Runner {
 	r := c.Runner(h)
 	r.Locate = func(ctx context.Context, f Fault) (int, error) { return locate(ctx, roles, topic, f) }
+	r.Compound = c.Compound(h, roles, topic, partitions)
 	r.Settle = func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, settle)
 		defer cancel()
+		if err := c.AwaitRegistered(ctx); err != nil {
+			return err
+		}
 		return roles.FullISR(ctx, topic, partitions)
 	}
 	return r
+}
+
+// AwaitRegistered waits until every running node's log shows, since its
+// last start, that it registered and was unfenced. Metadata alone does
+// not say so: a node killed and started again within its session
+// timeout is refused registration until the old session expires, and
+// until then the metadata still shows the old process's registration,
+// in every ISR, so that a full ISR would let the next fault strike
+// while the node is in fact out (three nodes down at once).
+func (c *Cluster) AwaitRegistered(ctx context.Context) error {
+	for {
+		var waiting []string
+		for _, n := range c.Local.Nodes() {
+			if !n.Running() {
+				continue
+			}
+			b, err := n.Log()
+			if err != nil {
+				return err
+			}
+			since := b[max(bytes.LastIndex(b, []byte("=== "+n.Name()+": start")), 0):]
+			if !bytes.Contains(since, []byte(`msg="broker unfenced"`)) {
+				waiting = append(waiting, n.Name())
+			}
+		}
+		if len(waiting) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("chaos: %v not registered and unfenced since their start: %w", waiting, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // locate finds f's node, retrying for a few seconds (a cluster that has

@@ -66,8 +66,42 @@
 // holds a role when it strikes (Target: a partition's leader, the
 // active controller), which the Runner's Locate finds; the Runner's
 // Settle runs before each fault (the cluster harness waits there for
-// every ISR to be full), so one fault at a time is one node short at a
-// time.
+// every running node to have registered and been unfenced since its
+// last start, which it reads from the node's log, and then for every
+// ISR to be full), so one fault at a time is one node short at a time.
+//
+// Compound faults strike while a change of a partition's state is in
+// flight; the Runner hands them to its Compound, which the cluster
+// harness supplies (Cluster.Compound) and which finds its roles over
+// the Kafka protocol when it strikes:
+//
+//   - KillAtISRChange cuts a follower from its leader (a partition led
+//     away from the active controller, so that the follower keeps
+//     heartbeating and the leader's AlterPartition, not the
+//     controller's fencing, shrinks the ISR), polls every node's
+//     Metadata every 10 ms, and SIGKILLs the leader or the active
+//     controller as soon as one shows the shrunk ISR.
+//   - KillMidReassign moves a partition off its leader to a node that
+//     holds none of it (AlterPartitionReassignments) with that node cut
+//     from the leader, SIGKILLs the leader or the active controller
+//     once ListPartitionReassignments shows replicas being added, and
+//     after the restart waits for the reassignment to complete. It
+//     needs a replication factor below the node count.
+//   - DropTailThenKill SIGKILLs a follower, drops its unsynced tail
+//     (DropUnflushed), starts it, and SIGKILLs the partition's leader as
+//     soon as the follower serves.
+//
+// # Losing an unsynced tail
+//
+// A SIGKILL loses nothing a process wrote (the page cache outlives it);
+// a power failure loses what was not fsynced. DropUnflushed does that
+// to a stopped node's log directory, from the harness alone: each
+// partition of a topic is cut back to its recovery point
+// (recovery-point-offset-checkpoint), whole batches; checkpoints, which
+// are fsynced when written, stay. Varve has no setting or hook for it:
+// nothing of it reaches an operator. It models the default flush
+// policy, where no acknowledgement waits for an fsync, and is never
+// applied to the metadata log.
 // Proc is a Node for a `varve server` child process with a fixed data
 // directory and listener, so that it comes back where clients expect it;
 // a localcluster.Node is one too.
@@ -103,7 +137,11 @@
 // single-node test in this package is the example; it logs its seed,
 // and -chaos.seed replays a schedule. The cluster tests (three nodes,
 // replication factor 3, min.insync.replicas=2) are the CI tier; the
-// long soak is experiments/faults. The unclean-election test runs five
+// long soak is experiments/faults. The tier also runs, once each, the
+// compound faults on the same topic, and a second topic of replication
+// factor 2 whose partitions are reassigned while their leader, then
+// the active controller, is killed. -chaos.only narrows the tier to
+// some kinds of fault. The unclean-election test runs five
 // nodes (a replica set of three, and two more voters so the controller
 // quorum outlives both followers) once with unclean.leader.election.enable
 // off, where it asserts unavailability and no loss, and once on, where

@@ -26,11 +26,42 @@ const (
 	// through the Runner's Isolate (a minority of one split from the
 	// majority).
 	Isolate
+	// KillAtISRChange cuts a follower of Partition from its leader until
+	// the leader's AlterPartition shrinking the ISR has taken effect,
+	// then SIGKILLs the fault's target at once (the partition's leader,
+	// or the active controller); after Hold it starts the target and
+	// heals the cut. A compound fault: the Runner's Compound applies it.
+	KillAtISRChange
+	// KillMidReassign moves Partition's replicas off its leader with a
+	// reassignment the new replica cannot finish (it is cut from the
+	// leader), SIGKILLs the fault's target while AddingReplicas is not
+	// empty, heals the cut, and after Hold starts the target and waits
+	// for the reassignment to complete. It needs a node that holds no
+	// replica of the partition (replication factor below the node
+	// count). A compound fault.
+	KillMidReassign
+	// DropTailThenKill SIGKILLs a follower of Partition, drops from its
+	// log directory every record of the run's topic past its recovery
+	// point (what a power failure takes from a log that was never
+	// fsynced), starts it, and SIGKILLs the partition's leader as soon
+	// as the follower serves; after Hold it starts the leader. A
+	// compound fault.
+	DropTailThenKill
 )
 
+var kindNames = [...]string{"kill", "pause", "restart", "cut", "isolate",
+	"kill-at-isr-change", "kill-mid-reassign", "drop-tail-then-kill"}
+
 func (k Kind) String() string {
-	return [...]string{"kill", "pause", "restart", "cut", "isolate"}[k]
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", k)
 }
+
+// Compound reports whether k is a fault of several steps on several
+// nodes, which the Runner hands to its Compound.
+func (k Kind) Compound() bool { return k >= KillAtISRChange && k <= DropTailThenKill }
 
 // Target is how a fault picks its node: the one drawn, or the one that
 // holds a role when the fault strikes (found by the Runner's Locate).
@@ -170,6 +201,16 @@ var ErrNoNetCut = errors.New("chaos: a cut fault needs a NetCut")
 // when the Runner has no Locate.
 var ErrNoLocate = errors.New("chaos: a fault on a role needs a Locate")
 
+// ErrNoCompound is returned for a compound fault (Kind.Compound) when
+// the Runner has no Compound.
+var ErrNoCompound = errors.New("chaos: a compound fault needs a Compound")
+
+// Compound starts compound fault f (its node, peer and partition as
+// drawn; it finds the roles it acts on itself, and notes its steps in
+// the History) and returns what ends it. The cluster harness supplies
+// it.
+type Compound func(ctx context.Context, f Fault) (undo func() error, err error)
+
 // Locate finds the node (an index into Runner.Nodes) that fault f
 // strikes, from its Target, when it strikes. The cluster harness
 // supplies it (Metadata and DescribeQuorum over the Kafka protocol).
@@ -177,10 +218,11 @@ type Locate func(ctx context.Context, f Fault) (node int, err error)
 
 // Runner applies a Schedule to nodes, noting every step in a History.
 type Runner struct {
-	Nodes   []Node
-	Cut     NetCut                                        // nil: Cut faults fail with ErrNoNetCut
-	Isolate func(node int) (heal func() error, err error) // nil: Isolate faults fail with ErrNoNetCut
-	Locate  Locate                                        // nil: faults on roles fail with ErrNoLocate
+	Nodes    []Node
+	Cut      NetCut                                        // nil: Cut faults fail with ErrNoNetCut
+	Isolate  func(node int) (heal func() error, err error) // nil: Isolate faults fail with ErrNoNetCut
+	Locate   Locate                                        // nil: faults on roles fail with ErrNoLocate
+	Compound Compound                                      // nil: compound faults fail with ErrNoCompound
 	// Settle, if set, runs before each fault and must return nil before
 	// the fault strikes: a cluster harness waits there for every
 	// partition's ISR to be full again, so that one fault at a time
@@ -237,6 +279,9 @@ func (r *Runner) locate(ctx context.Context, f Fault) (Fault, string, error) {
 }
 
 func (r *Runner) apply(ctx context.Context, f Fault) error {
+	if f.Kind.Compound() {
+		return r.applyCompound(ctx, f)
+	}
 	f, why, err := r.locate(ctx, f)
 	if err != nil {
 		return err
@@ -252,6 +297,24 @@ func (r *Runner) apply(ctx context.Context, f Fault) error {
 		r.History.Note("%s %s%s", f.Kind, n.Name(), why)
 	}
 	undo, err := r.inflict(f, n)
+	if err != nil {
+		return err
+	}
+	sleepErr := r.sleep(ctx, f.Hold)
+	if err := undo(); err != nil {
+		return err
+	}
+	return sleepErr
+}
+
+// applyCompound applies compound fault f through the Runner's
+// Compound and undoes it after its hold.
+func (r *Runner) applyCompound(ctx context.Context, f Fault) error {
+	if r.Compound == nil {
+		return ErrNoCompound
+	}
+	r.History.Note("%s (%s, partition %d)", f.Kind, f.Target, f.Partition)
+	undo, err := r.Compound(ctx, f)
 	if err != nil {
 		return err
 	}

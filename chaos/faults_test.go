@@ -206,3 +206,31 @@ func TestRunnerLocatesRolesAndSettles(t *testing.T) {
 		t.Errorf("a failed settle: %v", err)
 	}
 }
+
+// A compound fault goes to the Runner's Compound, whose undo runs after
+// the fault's hold; without a Compound it fails and names its seed.
+func TestRunnerHandsCompoundFaultsToItsCompound(t *testing.T) {
+	var got []string
+	r := &Runner{Nodes: []Node{&fakeNode{}}, History: NewHistory(),
+		Compound: func(ctx context.Context, f Fault) (func() error, error) {
+			got = append(got, f.Kind.String())
+			return func() error { got = append(got, "undo"); return nil }, nil
+		}}
+	s := Schedule{Faults: []Fault{{Kind: KillAtISRChange, Hold: time.Millisecond}, {Kind: DropTailThenKill},
+		{Kind: DropTailThenKill, Target: PartitionLeader}, {Kind: KillMidReassign, Target: ActiveController}}}
+	if err := r.Run(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	want := "kill-at-isr-change,undo,drop-tail-then-kill,undo,drop-tail-then-kill,undo,kill-mid-reassign,undo"
+	if strings.Join(got, ",") != want {
+		t.Fatalf("got %v, want %s", got, want)
+	}
+	r.Compound = nil
+	err := r.Run(context.Background(), Schedule{Seed: 9, Faults: []Fault{{Kind: KillMidReassign}}})
+	if !errors.Is(err, ErrNoCompound) || !strings.Contains(err.Error(), "seed 9") {
+		t.Fatalf("got %v", err)
+	}
+	if Kill.Compound() || Isolate.Compound() || !DropTailThenKill.Compound() {
+		t.Fatal("Kind.Compound")
+	}
+}

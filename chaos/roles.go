@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -202,4 +203,97 @@ func (r *Roles) shortPartitions(ctx context.Context, topic string, want int) []s
 		}
 	}
 	return short
+}
+
+// Reassign asks node index i to move partition p of topic to replicas
+// (AlterPartitionReassignments, API 45; Kafka: KIP-455). Asking the
+// active controller's node itself needs no forwarding between nodes,
+// which a cut may stop.
+func (r *Roles) Reassign(ctx context.Context, i int, topic string, p int32, replicas []int32) error {
+	req := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+	req.TimeoutMillis = 5000
+	t := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+	t.Topic = topic
+	rp := kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()
+	rp.Partition, rp.Replicas = p, replicas
+	t.Partitions = append(t.Partitions, rp)
+	req.Topics = append(req.Topics, t)
+	kresp, err := r.requestNode(ctx, i, req)
+	if err != nil {
+		return fmt.Errorf("chaos: AlterPartitionReassignments: %w", err)
+	}
+	resp := kresp.(*kmsg.AlterPartitionAssignmentsResponse)
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return fmt.Errorf("chaos: AlterPartitionReassignments: %w", err)
+	}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+				return fmt.Errorf("chaos: AlterPartitionReassignments of %s-%d: %w", topic, rp.Partition, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Reassigning is partition p of topic's reassignment in progress, as
+// node index i answers ListPartitionReassignments (API 46): its adding
+// and removing replicas, and false when none is in progress.
+func (r *Roles) Reassigning(ctx context.Context, i int, topic string, p int32) (adding, removing []int32, ok bool, err error) {
+	req := kmsg.NewPtrListPartitionReassignmentsRequest()
+	req.TimeoutMillis = 5000
+	t := kmsg.NewListPartitionReassignmentsRequestTopic()
+	t.Topic, t.Partitions = topic, []int32{p}
+	req.Topics = append(req.Topics, t)
+	kresp, err := r.requestNode(ctx, i, req)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("chaos: ListPartitionReassignments: %w", err)
+	}
+	resp := kresp.(*kmsg.ListPartitionReassignmentsResponse)
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return nil, nil, false, fmt.Errorf("chaos: ListPartitionReassignments: %w", err)
+	}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			if rt.Topic == topic && rp.Partition == p {
+				return rp.AddingReplicas, rp.RemovingReplicas, true, nil
+			}
+		}
+	}
+	return nil, nil, false, nil
+}
+
+// requestNode sends req to node index i alone.
+func (r *Roles) requestNode(ctx context.Context, i int, req kmsg.Request) (kmsg.Response, error) {
+	if i < 0 || i >= len(r.nodes) {
+		return nil, fmt.Errorf("chaos: no node index %d", i)
+	}
+	seeds := r.nodes[i].SeedBrokers()
+	if len(seeds) != 1 {
+		return nil, fmt.Errorf("chaos: node index %d: %d seed brokers", i, len(seeds))
+	}
+	return seeds[0].Request(ctx, req)
+}
+
+// ElectPreferred asks for preferred-replica elections of every
+// partition of topic (ElectLeaders, API 43; Kafka: KIP-183), as
+// kafka-leader-election.sh --election-type preferred does: leadership
+// goes back to each partition's first replica where it is in sync.
+// Partitions (of partitions) already led by it, or whose preferred
+// replica is not in sync, are not errors.
+func (r *Roles) ElectPreferred(ctx context.Context, topic string, partitions int32) error {
+	var set kadm.TopicsSet
+	for p := range partitions {
+		set.Add(topic, p)
+	}
+	res, err := kadm.NewClient(r.all).ElectLeaders(ctx, kadm.ElectPreferredReplica, set)
+	if err != nil {
+		return fmt.Errorf("chaos: ElectLeaders: %w", err)
+	}
+	for _, pr := range res[topic] {
+		if pr.Err != nil && !errors.Is(pr.Err, kerr.ElectionNotNeeded) && !errors.Is(pr.Err, kerr.PreferredLeaderNotAvailable) {
+			return fmt.Errorf("chaos: ElectLeaders of %s-%d: %w", topic, pr.Partition, pr.Err)
+		}
+	}
+	return nil
 }

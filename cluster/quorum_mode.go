@@ -105,6 +105,7 @@ func (b *Broker) startLifecycle() {
 		MetadataOffset:      b.quorum.MetadataOffset,
 		Logger:              b.log,
 	})
+	b.repl.lifecycle.Store(b.lifecycle)
 	b.lifecycle.Start()
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/varve/varve/metadata"
+	"github.com/varve/varve/quorum"
 	"github.com/varve/varve/replica"
 	"github.com/varve/varve/segment"
 )
@@ -50,6 +51,11 @@ type replication struct {
 	// visited counts the partitions the last application looked at.
 	visited int
 	client  *replicaClient
+	// lifecycle is the broker's registration on a cluster node, set once
+	// it starts; registered is set once an image holds the registration
+	// of this process (see registeredIn).
+	lifecycle  atomic.Pointer[quorum.Lifecycle]
+	registered atomic.Bool
 }
 
 // SetControllerClient gives the broker its way to the active controller
@@ -96,7 +102,8 @@ func (b *Broker) brokerEpoch() int64 {
 }
 
 // startReplication applies the current image at once (before any
-// listener serves), then starts the replica manager's loops and the
+// listener serves; on a cluster node, not before the image holds this
+// process's registration: registeredIn), then starts the replica manager's loops and the
 // goroutine that follows the publisher.
 func (b *Broker) startReplication() {
 	b.repl.mu.Lock()
@@ -149,6 +156,9 @@ func (b *Broker) followImages(ch <-chan struct{}) {
 // it failed; the first image (and one restored from a snapshot, which
 // shares nothing) is applied whole.
 func (b *Broker) applyImage(img *metadata.Image) {
+	if !b.registeredIn(img) {
+		return
+	}
 	var ineligible []int32 // Kafka's isReplicaIsrEligible: fenced or shutting down
 	for _, br := range img.Brokers() {
 		if br.Fenced || br.InControlledShutdown {
@@ -181,6 +191,37 @@ func (b *Broker) applyImage(img *metadata.Image) {
 	b.repl.applied.Store(img)
 }
 
+// registeredIn says whether this node may apply img's partition states:
+// always on a single node; on a cluster node, once an image holds the
+// registration this process made (its broker epoch), and from then on.
+// Until then the image's leaderships and ISRs naming this node are its
+// previous process's: one that did not shut down cleanly may have lost
+// records it had acknowledged (an unsynced tail), and must not lead or
+// count for an ISR on their strength. Its registration is refused
+// (DUPLICATE_BROKER_REGISTRATION) while the old session lives; once
+// accepted, the controller has fenced the old registration in the same
+// log, before it (KIP-966), so the first image applied already shows
+// this node out of every ISR. Kafka: BrokerServer waits for the
+// lifecycle manager's initial catch-up (registered, and the metadata
+// replayed up to the registration) before its replica manager applies
+// any metadata.
+func (b *Broker) registeredIn(img *metadata.Image) bool {
+	if b.quorum == nil || b.repl.registered.Load() {
+		return true
+	}
+	l := b.repl.lifecycle.Load()
+	if l == nil {
+		return false
+	}
+	br, ok := img.Broker(b.nodeID)
+	if epoch := l.BrokerEpoch(); epoch < 0 || !ok || br.Epoch != epoch {
+		return false
+	}
+	b.repl.registered.Store(true)
+	b.log.Info("applying partition states: the metadata holds this broker's registration", "epoch", br.Epoch)
+	return true
+}
+
 // applyTopic applies every partition of t; false when one of them was
 // not applied.
 func (b *Broker) applyTopic(t *metadata.Topic) bool {
@@ -201,6 +242,9 @@ func (b *Broker) applyTopic(t *metadata.Topic) bool {
 // false when it could not (to be tried again with the next image).
 func (b *Broker) applyPartition(tp segment.TopicPartition, id metadata.TopicID, ip *metadata.Partition) bool {
 	part, ok := b.parts.Partition(tp)
+	if ok && b.unfinishedReplica(tp, part, ip) {
+		ok = false
+	}
 	if !ok {
 		_, err := b.parts.CreatePartition(tp, replica.TopicID(id))
 		if err != nil && !errors.Is(err, replica.ErrPartitionExists) {
@@ -234,6 +278,28 @@ func (b *Broker) applyPartition(tp segment.TopicPartition, id metadata.TopicID, 
 	}
 	if lead != wasLeader || (lead && cur.LeaderEpoch != s.LeaderEpoch) {
 		b.leadershipChanged(tp, lead, s.LeaderEpoch)
+	}
+	return true
+}
+
+// unfinishedReplica deletes this node's replica of tp, to be created
+// again, when it was loaded from a directory without partition.metadata
+// (no topic id) and the partition neither is led by this node nor
+// counts it in its ISR. Such a directory is one whose creation a crash
+// cut short (the topic id is written just after the directory is
+// made): kept, it would fetch without a topic id and be refused
+// (UNKNOWN_TOPIC_ID) for ever, and a reassignment adding it would
+// never complete. Out of the ISR, its records are the leader's to give
+// again. Kafka assigns the topic id to such a log when it becomes
+// leader or follower (Partition.checkOrSetTopicId); a replica in the
+// ISR is left as it was.
+func (b *Broker) unfinishedReplica(tp segment.TopicPartition, part *replica.Partition, ip *metadata.Partition) bool {
+	if part.TopicID != (replica.TopicID{}) || ip.Leader == b.nodeID || slices.Contains(ip.ISR, b.nodeID) {
+		return false
+	}
+	b.log.Warn("a replica without a topic id, out of the ISR: deleting it to fetch it again", "partition", tp)
+	if err := b.parts.DeletePartition(tp); err != nil && !errors.Is(err, replica.ErrUnknownPartition) {
+		b.log.Warn("deleting a replica without a topic id failed", "partition", tp, "err", err)
 	}
 	return true
 }

@@ -338,10 +338,19 @@ func (b *Broker) addPartitions(name string, count int32, assignments [][]int32, 
 }
 
 // partition finds a partition or returns the Kafka error for its absence.
+// On a cluster node, a partition loaded from disk that the metadata has
+// not yet made a leader or follower here is NOT_LEADER_OR_FOLLOWER: its
+// log may be the unsynced remains of a process that did not shut down
+// cleanly (see registeredIn), and serving it alone would answer reads
+// past its end with OFFSET_OUT_OF_RANGE and take writes no replica
+// holds.
 func (b *Broker) partition(topic string, p int32) (*replica.Partition, error) {
 	part, ok := b.parts.Partition(segment.TopicPartition{Topic: topic, Partition: p})
 	if !ok {
 		return nil, kerr.UnknownTopicOrPartition
+	}
+	if b.quorum != nil && !part.Replicated() {
+		return nil, kerr.NotLeaderForPartition
 	}
 	return part, nil
 }

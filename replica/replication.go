@@ -173,6 +173,9 @@ func (r *Replication) BecomeLeader(s LeaderAndISR, nowMs int64) error {
 		return err
 	}
 	if r.role == RoleLeader && s.LeaderEpoch == r.leaderEpoch {
+		if s.PartitionEpoch > r.partitionEpoch && s.Replicas != nil {
+			r.assign(s.Replicas, s.ISR, nowMs)
+		}
 		r.applyISR(s)
 		r.maybeIncrementHW(nowMs)
 		return nil
@@ -181,18 +184,35 @@ func (r *Replication) BecomeLeader(s LeaderAndISR, nowMs int64) error {
 	r.epochStart = r.log.EndOffset()
 	r.epochs.Assign(s.LeaderEpoch, r.epochStart)
 	r.followers = map[int32]*follower{}
-	for _, id := range s.Replicas {
-		if id == r.cfg.LocalID {
+	r.assign(s.Replicas, s.ISR, nowMs)
+	r.maybeIncrementHW(nowMs)
+	return nil
+}
+
+// assign makes a leader's followers the partition's replicas: one that
+// is new starts with no fetch state (caught up now if the decision puts
+// it in the ISR), one that is gone is forgotten, the others keep theirs.
+// A reassignment changes the replicas under the same leader epoch
+// (KIP-455: the target replicas are added, then the old ones removed),
+// so a leader that kept only the replicas of its election would refuse
+// the fetches of the replicas being added, and let one removed still
+// hold its high watermark back. Kafka: Partition.updateAssignmentAndIsr.
+func (r *Replication) assign(replicas, isr []int32, nowMs int64) {
+	for id := range r.followers {
+		if !slices.Contains(replicas, id) {
+			delete(r.followers, id)
+		}
+	}
+	for _, id := range replicas {
+		if id == r.cfg.LocalID || r.followers[id] != nil {
 			continue
 		}
 		f := &follower{logEnd: -1, lastFetchLeaderEnd: -1}
-		if slices.Contains(s.ISR, id) {
+		if slices.Contains(isr, id) {
 			f.lastCaughtUpMs = nowMs
 		}
 		r.followers[id] = f
 	}
-	r.maybeIncrementHW(nowMs)
-	return nil
 }
 
 // BecomeFollower makes this replica follow s.Leader. Its log is not

@@ -116,11 +116,19 @@ func (h *harness) elect(d *datadriven.TestData) (string, error) {
 		d.ScanArgs(&testing.T{}, "partition-epoch", &pe)
 	}
 	s := LeaderAndISR{Leader: leader, LeaderEpoch: epoch, PartitionEpoch: pe, Replicas: h.ids()}
+	if d.HasArg("replicas") {
+		s.Replicas = ids(d, "replicas")
+	}
 	s.ISR = s.Replicas
 	if d.HasArg("isr") {
 		s.ISR = ids(d, "isr")
 	}
 	skip := ids(d, "down")
+	for _, id := range h.ids() {
+		if !slices.Contains(s.Replicas, id) {
+			skip = append(skip, id) // not assigned the partition: told nothing
+		}
+	}
 	var b strings.Builder
 	for _, id := range h.ids() {
 		n := h.nodes[id]

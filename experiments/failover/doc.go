@@ -25,10 +25,11 @@
 //
 //	kill-leader      SIGKILL the partition leader's node. Measured: the
 //	                 time to a new leader in Metadata (polled every 10 ms
-//	                 on the survivors) and to the first produce
-//	                 acknowledged by a new leader.
+//	                 on the survivors), to the first produce
+//	                 acknowledged by a new leader, and to the first
+//	                 record of a new leader a consumer read.
 //	shutdown-leader  SIGTERM (a controlled shutdown) of the leader's
-//	                 node: the same two times, and until it exited.
+//	                 node: the same three times, and until it exited.
 //	kill-controller  SIGKILL the node DescribeQuorum (API 55) names as
 //	                 the metadata quorum's leader: the time until a
 //	                 survivor's DescribeQuorum names another leader in a
@@ -41,7 +42,10 @@
 // before the fault (Kafka stamps each batch with the epoch of the
 // leader that appended it), so an acknowledgement the old leader sent
 // just before it died, or while it was still shutting down, never
-// counts. The same read checks that every acknowledged record is there,
+// counts. A consumer assigned the partition from its end (no group)
+// reads through the whole run; its first record past a fault is the
+// first it received from a batch of a later leader epoch. The same
+// read checks that every acknowledged record is there,
 // once, at the offset it was acknowledged at.
 //
 // # Output

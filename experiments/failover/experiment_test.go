@@ -178,3 +178,24 @@ func TestWriteResults(t *testing.T) {
 		}
 	}
 }
+
+// The first consumer read past a fault is the first record received at
+// or after the fault from a batch of a later leader epoch: records the
+// old leader appended, even read after the fault, do not count.
+func TestFirstNewLeaderReads(t *testing.T) {
+	t0 := time.Now()
+	reads := []read{{t0.Add(-time.Second), 3}, {t0.Add(100 * time.Millisecond), 2}, {t0.Add(700 * time.Millisecond), 3},
+		{t0.Add(900 * time.Millisecond), 3}}
+	trials := []trial{
+		{Scenario: scnKill, Start: t0, OldEpoch: 2},
+		{Scenario: scnTerm, Start: t0, OldEpoch: 3},
+		{Scenario: scnController, Start: t0, OldEpoch: 1},
+	}
+	firstNewLeaderReads(trials, reads)
+	if trials[0].Read != 700*time.Millisecond || trials[1].Read != -1 || trials[2].Read != 0 {
+		t.Fatalf("reads: %v %v %v", trials[0].Read, trials[1].Read, trials[2].Read)
+	}
+	if readOf(trials[1]) != -1 || readOf(trial{}) != -1 || readOf(trials[0]) != 700*time.Millisecond {
+		t.Fatal("readOf")
+	}
+}

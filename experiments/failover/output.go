@@ -21,10 +21,21 @@ type metric struct {
 var metrics = []metric{
 	{scnKill, "first-ack", "SIGKILL leader → first ack by a new leader", func(t trial) time.Duration { return t.Ack }},
 	{scnKill, "leader-moved", "SIGKILL leader → new leader in Metadata", func(t trial) time.Duration { return t.Moved }},
+	{scnKill, "first-read", "SIGKILL leader → first consumer read of a new leader's record", readOf},
 	{scnTerm, "leader-moved", "SIGTERM leader → new leader in Metadata", func(t trial) time.Duration { return t.Moved }},
 	{scnTerm, "first-ack", "SIGTERM leader → first ack by a new leader", func(t trial) time.Duration { return t.Ack }},
+	{scnTerm, "first-read", "SIGTERM leader → first consumer read of a new leader's record", readOf},
 	{scnTerm, "exit", "SIGTERM leader → process exited", func(t trial) time.Duration { return t.Exit }},
 	{scnController, "new-controller", "SIGKILL controller → new leader in DescribeQuorum", func(t trial) time.Duration { return t.Moved }},
+}
+
+// readOf is a trial's first consumer read past the fault, -1 when it
+// has none (or was measured before the consumer was).
+func readOf(t trial) time.Duration {
+	if t.Read <= 0 {
+		return -1
+	}
+	return t.Read
 }
 
 // values are m's figures in milliseconds over the trials of system
@@ -56,13 +67,13 @@ func writeResults(s *harness.Session, cfg config, outs []outcome) error {
 
 func writeTrials(path string, outs []outcome) error {
 	header := []string{"system", "scenario", "trial", "victim", "victim_also", "old_epoch",
-		"leader_moved_ms", "first_ack_ms", "exit_ms", "error"}
+		"leader_moved_ms", "first_ack_ms", "first_read_ms", "exit_ms", "error"}
 	var rows [][]string
 	for _, o := range outs {
 		for _, t := range o.trials {
 			rows = append(rows, []string{t.System, t.Scenario, strconv.Itoa(t.N), strconv.Itoa(int(t.Victim)),
 				strconv.FormatBool(t.Also), strconv.Itoa(int(t.OldEpoch)),
-				csvMs(t.Moved), csvMs(t.Ack), csvMs(t.Exit), t.Err})
+				csvMs(t.Moved), csvMs(t.Ack), csvMs(t.Read), csvMs(t.Exit), t.Err})
 		}
 	}
 	return harness.WriteCSV(path, header, rows)
@@ -102,7 +113,7 @@ func summary(s *harness.Session, cfg config, outs []outcome) string {
 		fmt.Fprintf(&b, "- `%s=%s`\n", k, cfg.profile.props()[k])
 	}
 	fmt.Fprintf(&b, "- topic `%s`: 1 partition, replication factor 3, `min.insync.replicas=2`\n", topic)
-	b.WriteString("- client: franz-go, acks=all, idempotent, one record in flight, linger 0, metadata refresh at most every 100 ms, retry backoff 100 ms doubling to 1 s\n")
+	b.WriteString("- client: franz-go, acks=all, idempotent, one record in flight, linger 0, metadata refresh at most every 100 ms, retry backoff 100 ms doubling to 1 s; one consumer assigned the partition from its end (no group), the same client settings, fetches waiting at most 100 ms\n")
 	fmt.Fprintf(&b, "- %d trials per scenario; %v settle with a full ISR before each\n\n", cfg.trials, cfg.settle)
 	for _, o := range outs {
 		fmt.Fprintf(&b, "- **%s**: %s\n", o.system, o.settings)

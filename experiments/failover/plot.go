@@ -2,16 +2,15 @@ package main
 
 import (
 	"fmt"
-	"image/color"
 	"maps"
-	"path/filepath"
 	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/varve/varve/experiments/internal/plots"
 )
 
 // plotTrials draws every trial's figures as box plots, one group per
@@ -45,27 +44,14 @@ func plotTrials(dir, file string, outs []outcome) error {
 			box.FillColor = plotutil.Color(s)
 			p.Add(box)
 			if !drawn {
-				p.Legend.Add(o.system, swatch{plotutil.Color(s)})
+				p.Legend.Add(o.system, plots.Swatch{C: plotutil.Color(s)})
 				drawn = true
 			}
 		}
 	}
 	p.NominalX(names...)
 	p.Y.Min = 0
-	for _, ext := range []string{".png", ".svg"} {
-		if err := p.Save(11*vg.Inch, 5*vg.Inch, filepath.Join(dir, file+ext)); err != nil {
-			return fmt.Errorf("save plot %s: %w", file, err)
-		}
-	}
-	return nil
-}
-
-// swatch is a legend entry: a square of a box's fill colour.
-type swatch struct{ c color.Color }
-
-func (w swatch) Thumbnail(c *draw.Canvas) {
-	r := c.Rectangle
-	c.FillPolygon(w.c, []vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}})
+	return plots.Save(p, 11*vg.Inch, 5*vg.Inch, dir, file)
 }
 
 func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

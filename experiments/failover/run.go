@@ -106,13 +106,18 @@ func runSystem(ctx context.Context, cfg config, bar *progress.Bar, name, tmp str
 		o.err = err
 		return o
 	}
+	rd, err := startReader(sys.bootstrap(), topic, cfg.trialTimeout)
+	if err != nil {
+		o.err = err
+		return o
+	}
 	o.trials, o.err = r.all(ctx, bar)
 	if ctx.Err() == nil {
 		if err := r.complete(ctx); err != nil { // every node back before the read
 			o.err = errors.Join(o.err, err)
 		}
 	}
-	acks := r.prod.stop()
+	acks, reads := r.prod.stop(), rd.stop()
 	o.failed, _ = r.prod.failures()
 	if ctx.Err() != nil {
 		return o
@@ -124,6 +129,7 @@ func runSystem(ctx context.Context, cfg config, bar *progress.Bar, name, tmp str
 	}
 	o.verdict = check(acks, read)
 	firstNewLeaderAcks(o.trials, acks, read)
+	firstNewLeaderReads(o.trials, reads)
 	return o
 }
 

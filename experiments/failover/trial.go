@@ -19,6 +19,7 @@ type trial struct {
 	Start            time.Time
 	Moved            time.Duration // to a new leader in Metadata (kill-controller: in DescribeQuorum)
 	Ack              time.Duration // to the first produce acknowledged by a new leader; -1: none (kill-controller)
+	Read             time.Duration // to the first record of a new leader a consumer read; -1 or 0: none
 	Exit             time.Duration // shutdown-leader: until the process exited; -1 otherwise
 	Err              string        // why the trial has no figure
 

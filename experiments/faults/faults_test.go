@@ -67,3 +67,47 @@ func TestWriteThroughput(t *testing.T) {
 		t.Fatalf("throughput.csv:\n%s", b)
 	}
 }
+
+// -quick is a 3-minute run into results/quick/ unless -duration says
+// otherwise.
+func TestQuickFlag(t *testing.T) {
+	c, err := parseFlags([]string{"-quick"})
+	if err != nil || !c.Quick || c.Duration != quickDuration {
+		t.Fatalf("-quick: %+v, %v", c, err)
+	}
+	if c, err := parseFlags([]string{"-quick", "-duration", "1m"}); err != nil || c.Duration != time.Minute {
+		t.Fatalf("-quick -duration 1m: %+v, %v", c, err)
+	}
+}
+
+// The soak's plot buckets acknowledged appends by second with their
+// p99, marks where faults struck and healed (not other notes), and is
+// written as PNG and SVG.
+func TestPlotSoak(t *testing.T) {
+	h := chaos.NewHistory()
+	for range 3 {
+		h.Complete(h.Invoke("p", 0, "v"), 0, nil)
+	}
+	h.Note("kill node1 (leader of partition 0)")
+	h.Note("started node1")
+	h.Note("kill-at-isr-change (active controller, partition 2)")
+	h.Note("healed everything")
+	h.Note("preferred-replica elections of soak: <nil>")
+	secs := perSecond(h)
+	if len(secs) != 1 || secs[0].acked != 3 {
+		t.Fatalf("per second: %+v", secs)
+	}
+	struck, healed := faultTimes(h)
+	if len(struck) != 2 || len(healed) != 2 {
+		t.Fatalf("struck %v, healed %v", struck, healed)
+	}
+	dir := t.TempDir()
+	if err := plotSoak(dir, h); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"soak.png", "soak.svg"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+}

@@ -30,6 +30,9 @@ func (s *soak) write(tmp string) error {
 	if err := writeThroughput(filepath.Join(out, "throughput.csv"), s.history); err != nil {
 		return err
 	}
+	if err := plotSoak(out, s.history); err != nil {
+		return err
+	}
 	if !s.report.OK() || s.stuck != nil {
 		for _, n := range s.cluster.Local.Nodes() {
 			if b, err := n.Log(); err == nil {
@@ -60,6 +63,8 @@ func (s *soak) summary(windows []chaos.Window) string {
 	}
 	fmt.Fprintf(&b, "\n%d windows, %v in all, of a %v history.\n", len(windows), total.Round(time.Millisecond),
 		s.session.Ended.Sub(s.session.Started).Round(time.Second))
+	b.WriteString("\n")
+	harness.WritePlots(&b, []string{"soak"})
 	b.WriteString("\n## Events\n\n```\n")
 	for _, e := range s.history.Events() {
 		fmt.Fprintf(&b, "%10v  %s\n", e.At.Round(time.Millisecond), e.What)

@@ -29,7 +29,7 @@ type soak struct {
 }
 
 func run(ctx context.Context, c config) (string, error) {
-	session, err := harness.Start(c.Out, false)
+	session, err := harness.Start(c.Out, c.Quick)
 	if err != nil {
 		return "", err
 	}
