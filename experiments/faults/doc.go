@@ -2,7 +2,7 @@
 // package's workload and checkers on a three-node cluster under random
 // faults drawn from a seed, for as long as asked.
 //
-//	go run ./experiments/faults                      # 10 minutes, a new seed
+//	go run ./experiments/faults                      # 30 minutes, a new seed
 //	go run ./experiments/faults --duration 3m --seed 42
 //
 // It needs root and nft (apt-get install nftables): it runs itself

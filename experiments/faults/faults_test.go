@@ -18,7 +18,7 @@ func TestParseFlags(t *testing.T) {
 	if err != nil || c.Duration != 3*time.Minute || c.Seed != 42 || c.Partitions != 6 {
 		t.Fatalf("got %+v, %v", c, err)
 	}
-	if c, err := parseFlags(nil); err != nil || c.Seed == 0 || c.Duration != 10*time.Minute {
+	if c, err := parseFlags(nil); err != nil || c.Seed == 0 || c.Duration != 30*time.Minute {
 		t.Fatalf("defaults: %+v, %v", c, err)
 	}
 	if _, err := parseFlags([]string{"-duration", "0s"}); err == nil {

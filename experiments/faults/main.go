@@ -46,7 +46,7 @@ func main() {
 func parseFlags(args []string) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("faults", flag.ContinueOnError)
-	fs.DurationVar(&c.Duration, "duration", 10*time.Minute, "how long faults are applied (then heal, full read, checkers)")
+	fs.DurationVar(&c.Duration, "duration", 30*time.Minute, "how long faults are applied (then heal, full read, checkers)")
 	fs.Uint64Var(&c.Seed, "seed", 0, "the fault schedule's seed (0: a new one); a run replays from its seed")
 	fs.StringVar(&c.Out, "out", "experiments/faults/results", "results root: the run writes <root>/<YYYY-MM-DD>/")
 	fs.IntVar(&c.Partitions, "partitions", 6, "partitions of the topic (replication factor 3, min.insync.replicas=2)")
