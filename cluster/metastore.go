@@ -310,6 +310,27 @@ func (s *metaSource) nextProducerID() (int64, error) {
 	return id, nil
 }
 
+// raiseProducerIDFloor makes every producer id handed out from now on
+// at least floor, persisting the block's end first when floor is past
+// it, so that a restart starts there too.
+func (s *metaSource) raiseProducerIDFloor(floor int64) error {
+	s.pidMu.Lock()
+	defer s.pidMu.Unlock()
+	if floor <= s.nextPID {
+		return nil
+	}
+	if floor > s.image().ProducerIDs().NextProducerID {
+		_, err := s.change(func(*metadata.Image) ([]metadata.Record, error) {
+			return []metadata.Record{metadata.ProducerIdsRecord{BrokerID: s.nodeID, NextProducerID: floor}}, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	s.nextPID = floor
+	return nil
+}
+
 // step is a point between two steps of an admin operation.
 func (s *metaSource) step(name string) error {
 	if s.crashPoint == nil {
