@@ -132,6 +132,18 @@ func readMetaFile(path, clusterID string) (metaFile, error) {
 	return f, nil
 }
 
+// WriteMetadataFile writes the metadata file of a single node with id
+// nodeID into dir, holding img's topics (ids, partition counts,
+// configs), producer-id block, features, SCRAM credentials and ACLs:
+// what a node started on dir serves. It is for tools preparing a
+// directory (a migration from Kafka); a running node writes its own.
+func WriteMetadataFile(dir string, nodeID int32, img *metadata.Image) error {
+	s := &metaSource{path: filepath.Join(dir, MetadataFile), nodeID: nodeID}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.persistLocked(img, nil)
+}
+
 // replay turns the file into the records of its image: this node's
 // registration, then each topic with its partitions (one replica, on
 // this node, leader, epochs 0) and overrides, then the producer-id
