@@ -68,6 +68,9 @@ func Build(logDir, metadataDir string) (*Plan, error) {
 	p.checkNotRunning(logDir)
 	if metadataDir != logDir {
 		p.checkNotRunning(metadataDir)
+		if err := p.checkSameNode(metadataDir); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := os.Stat(filepath.Join(logDir, cluster.MetadataFile)); err == nil {
 		p.refuse("%s already holds Varve's %s: it is a Varve log dir already", logDir, cluster.MetadataFile)
@@ -107,6 +110,27 @@ func (p *Plan) readMetaProperties() error {
 		return fmt.Errorf("%s: %w", p.LogDir, err)
 	}
 	p.ClusterID, p.NodeID = mp.ClusterID, mp.NodeID
+	return nil
+}
+
+// checkSameNode refuses a metadata dir whose meta.properties names
+// another cluster or node than the log dir's: the log would describe
+// other partitions.
+func (p *Plan) checkSameNode(dir string) error {
+	data, err := os.ReadFile(filepath.Join(dir, logdir.MetaPropertiesFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	mp, err := logdir.ParseMetaProperties(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	if mp.ClusterID != p.ClusterID || mp.NodeID != p.NodeID {
+		p.refuse("%s is the metadata dir of cluster %s node %d, %s of cluster %s node %d", dir, mp.ClusterID, mp.NodeID, p.LogDir, p.ClusterID, p.NodeID)
+	}
 	return nil
 }
 

@@ -271,3 +271,26 @@ func listing(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
+
+// Kafka: meta.properties in every log dir and the metadata dir names
+// one cluster and node (MetaPropertiesEnsemble); a metadata log of
+// another node describes other partitions.
+func TestPlanRefusesMetadataDirOfAnotherNode(t *testing.T) {
+	dir := kafkaLogDir(t, baseRecords())
+	metaDir := t.TempDir()
+	if err := os.Rename(filepath.Join(dir, MetadataLogDir), filepath.Join(metaDir, MetadataLogDir)); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(metaDir, logdir.MetaPropertiesFile), fmt.Sprintf("cluster.id=%s\nnode.id=2\nversion=1\n", clusterID))
+	p, err := Build(dir, metaDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(p.Refusals, "\n"), "node 2") {
+		t.Fatalf("refusals %q, want one naming node 2", p.Refusals)
+	}
+	write(t, filepath.Join(metaDir, logdir.MetaPropertiesFile), fmt.Sprintf("cluster.id=%s\nnode.id=1\nversion=1\n", clusterID))
+	if p, err = Build(dir, metaDir); err != nil || len(p.Refusals) > 0 {
+		t.Fatalf("the node's own metadata dir: %v %q", err, p.Refusals)
+	}
+}
