@@ -324,23 +324,24 @@ func (s *metaSource) nextProducerID() (int64, error) {
 
 // raiseProducerIDFloor makes every producer id handed out from now on
 // at least floor, persisting the block's end first when floor is past
-// it, so that a restart starts there too.
-func (s *metaSource) raiseProducerIDFloor(floor int64) error {
+// it, so that a restart starts there too. It reports whether it moved
+// the next id.
+func (s *metaSource) raiseProducerIDFloor(floor int64) (bool, error) {
 	s.pidMu.Lock()
 	defer s.pidMu.Unlock()
 	if floor <= s.nextPID {
-		return nil
+		return false, nil
 	}
 	if floor > s.image().ProducerIDs().NextProducerID {
 		_, err := s.change(func(*metadata.Image) ([]metadata.Record, error) {
 			return []metadata.Record{metadata.ProducerIdsRecord{BrokerID: s.nodeID, NextProducerID: floor}}, nil
 		})
 		if err != nil {
-			return err
+			return false, err
 		}
 	}
 	s.nextPID = floor
-	return nil
+	return true, nil
 }
 
 // step is a point between two steps of an admin operation.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Kafka: a producer id is never handed out twice (ProducerIdManager's
@@ -42,6 +43,30 @@ func TestAdoptedProducerStateRaisesProducerIDs(t *testing.T) {
 		if string(r.Value) != want || r.Offset != int64(i) {
 			t.Errorf("offset %d: %q, want %q at %d", r.Offset, r.Value, want, i)
 		}
+	}
+}
+
+// Kafka: the same, for partition directories a Kafka 4.4.0 broker wrote
+// (internal/kafkafixtures): their .snapshot files name producer ids 0, 1
+// and 1000, so the node's first producer id is above 1000, whether or
+// not the producers' state was still live when the logs loaded.
+func TestKafkaPartitionsRaiseProducerIDs(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"fixture-0", "fixture-1"} {
+		src := filepath.Join("..", "internal", "kafkafixtures", "testdata", "kafka-4.4.0", p)
+		if err := os.CopyFS(filepath.Join(dir, p), os.DirFS(src)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := startBroker(t, dir, nil)
+	req := kmsg.NewPtrInitProducerIDRequest()
+	req.TransactionTimeoutMillis = -1
+	resp, err := req.RequestWith(ctx(t), client(t, b.addr))
+	if err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("InitProducerId: %v %+v", err, resp)
+	}
+	if resp.ProducerID <= 1000 {
+		t.Errorf("producer id %d, one the adopted partitions' snapshots hold (0, 1 or 1000) or below", resp.ProducerID)
 	}
 }
 

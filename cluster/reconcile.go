@@ -66,10 +66,11 @@ func (b *Broker) raiseProducerIDFloor() error {
 	if err != nil {
 		return err
 	}
-	if floor > 0 {
-		b.log.Info("producer ids start above the partitions' producer state", "floor", floor)
+	raised, err := b.meta.raiseProducerIDFloor(floor)
+	if raised {
+		b.log.Info("producer ids raised above the partitions' producer state", "floor", floor)
 	}
-	return b.meta.raiseProducerIDFloor(floor)
+	return err
 }
 
 // finishDeletions deletes what remains of topics queued for deletion.

@@ -49,6 +49,9 @@ type source struct {
 // metadata records and are skipped.
 func readMetadataLog(dir string) (*source, error) {
 	names, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no KRaft metadata log at %s: give Kafka's metadata.log.dir with --metadata-dir (a ZooKeeper-mode Kafka must first migrate to KRaft)", dir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("metadata log: %w", err)
 	}
