@@ -132,6 +132,18 @@ func readMetaFile(path, clusterID string) (metaFile, error) {
 	return f, nil
 }
 
+// WriteMetadataFile writes the metadata file of a single node with id
+// nodeID into dir, holding img's topics (ids, partition counts,
+// configs), producer-id block, features, SCRAM credentials and ACLs:
+// what a node started on dir serves. It is for tools preparing a
+// directory (a migration from Kafka); a running node writes its own.
+func WriteMetadataFile(dir string, nodeID int32, img *metadata.Image) error {
+	s := &metaSource{path: filepath.Join(dir, MetadataFile), nodeID: nodeID}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.persistLocked(img, nil)
+}
+
 // replay turns the file into the records of its image: this node's
 // registration, then each topic with its partitions (one replica, on
 // this node, leader, epochs 0) and overrides, then the producer-id
@@ -308,6 +320,28 @@ func (s *metaSource) nextProducerID() (int64, error) {
 	id := s.nextPID
 	s.nextPID++
 	return id, nil
+}
+
+// raiseProducerIDFloor makes every producer id handed out from now on
+// at least floor, persisting the block's end first when floor is past
+// it, so that a restart starts there too. It reports whether it moved
+// the next id.
+func (s *metaSource) raiseProducerIDFloor(floor int64) (bool, error) {
+	s.pidMu.Lock()
+	defer s.pidMu.Unlock()
+	if floor <= s.nextPID {
+		return false, nil
+	}
+	if floor > s.image().ProducerIDs().NextProducerID {
+		_, err := s.change(func(*metadata.Image) ([]metadata.Record, error) {
+			return []metadata.Record{metadata.ProducerIdsRecord{BrokerID: s.nodeID, NextProducerID: floor}}, nil
+		})
+		if err != nil {
+			return false, err
+		}
+	}
+	s.nextPID = floor
+	return true, nil
 }
 
 // step is a point between two steps of an admin operation.

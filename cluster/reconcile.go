@@ -22,6 +22,9 @@ import (
 //  3. Partitions the image names but the disk lacks (a crash midway
 //     through CreateTopics or CreatePartitions, a directory lost) are
 //     created, with a log line.
+//  4. Producer ids are handed out above every id the partitions'
+//     producer state knows (producerIDFloor): adopted partitions bring
+//     producers the metadata file never gave out.
 //
 // No step holds a lock another step waits for: the image is read
 // without one.
@@ -32,6 +35,9 @@ func (b *Broker) reconcile() error {
 		return err
 	}
 	if _, err := b.meta.change(b.adoptionRecords); err != nil {
+		return err
+	}
+	if err := b.raiseProducerIDFloor(); err != nil {
 		return err
 	}
 	var errs error
@@ -50,6 +56,21 @@ func (b *Broker) reconcile() error {
 		}
 	}
 	return errs
+}
+
+// raiseProducerIDFloor: step 4 of reconcile.
+func (b *Broker) raiseProducerIDFloor() error {
+	floor, err := producerIDFloor(b.parts.Logs(), func(path string, err error) {
+		b.log.Warn("producer snapshot unreadable; its producer ids are not counted", "path", path, "err", err)
+	})
+	if err != nil {
+		return err
+	}
+	raised, err := b.meta.raiseProducerIDFloor(floor)
+	if raised {
+		b.log.Info("producer ids raised above the partitions' producer state", "floor", floor)
+	}
+	return err
 }
 
 // finishDeletions deletes what remains of topics queued for deletion.
