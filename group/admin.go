@@ -36,6 +36,10 @@ func (c *Coordinator) DescribeGroup(now time.Time, groupID string, withOps bool)
 		d.State = Dead.String()
 		return d
 	}
+	if g.cons != nil {
+		describeConsumerAsClassic(g, &d)
+		return d
+	}
 	d.State, d.ProtocolType = g.state.String(), g.protocolType
 	stable := g.is(Stable)
 	if stable {
@@ -74,17 +78,18 @@ func (c *Coordinator) ListGroups(now time.Time, states, types []string) (int16, 
 	case notCoordinator:
 		return 0, nil
 	}
-	if len(types) > 0 && !containsFold(types, GroupType) {
-		return 0, nil
-	}
 	var out []kmsg.ListGroupsResponseGroup
 	for _, id := range c.sortedGroupIDs() {
 		g := c.groups[id]
-		if len(states) > 0 && !containsFold(states, g.state.String()) {
+		state, typ := g.state.String(), GroupType
+		if g.cons != nil {
+			state, typ = g.cons.stateName(), ConsumerGroupType
+		}
+		if len(states) > 0 && !containsFold(states, state) || len(types) > 0 && !containsFold(types, typ) {
 			continue
 		}
 		lg := kmsg.NewListGroupsResponseGroup()
-		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = id, g.protocolType, g.state.String(), GroupType
+		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = id, g.protocolType, state, typ
 		out = append(out, lg)
 	}
 	return 0, out
@@ -128,7 +133,11 @@ func (c *Coordinator) deleteGroup(id string) int16 {
 		return kerr.NonEmptyGroup.Code
 	}
 	entries := offsetTombstones(g, nil)
-	entries = append(entries, entry{key: groupKey(id)})
+	if g.cons != nil { // Kafka's ConsumerGroup.createGroupTombstoneRecords
+		entries = append(entries, entry{key: cgKey(cgTargetMetadataKey, id)}, entry{key: cgKey(cgMetadataKey, id)})
+	} else {
+		entries = append(entries, entry{key: groupKey(id)})
+	}
 	if code := appendCode(c.append(entries), false); code != 0 {
 		return code
 	}

@@ -57,6 +57,8 @@ func (c *Coordinator) Join(now time.Time, req *kmsg.JoinGroupRequest, client Cli
 		c.groups[jr.groupID] = g
 	}
 	switch {
+	case g.cons != nil: // mixed groups (classic members in a KIP-848 group) are not served
+		reply(joinError(jr.memberID, kerr.InconsistentGroupProtocol.Code))
 	case !c.acceptJoining(g, jr.memberID):
 		g.remove(jr.memberID)
 		reply(joinError(jr.memberID, kerr.GroupMaxSizeReached.Code))

@@ -73,6 +73,9 @@ func init() {
 		"begin-load":    (*script).cmdBeginLoad,
 		"finish-load":   (*script).cmdFinishLoad,
 		"load":          (*script).cmdLoad,
+		"cg-topics":     (*script).cmdCGTopics,
+		"cg-heartbeat":  (*script).cmdCGHeartbeat,
+		"cg-describe":   (*script).cmdCGDescribe,
 	}
 }
 

@@ -15,6 +15,8 @@ const (
 	timerJoin                       // a group's rebalance (DelayedJoin, InitialDelayedJoin)
 	timerSync                       // SyncGroup stragglers after a join (DelayedSync)
 	timerRetention                  // the offsets retention check (offsets.retention.check.interval.ms)
+	timerConsumerSession            // a consumer group member's session (group.consumer.session.timeout.ms)
+	timerConsumerRevoke             // a consumer group member revoking partitions (its rebalance timeout)
 )
 
 type timerKey struct {
