@@ -194,4 +194,3 @@ func errSuffix(err error) string {
 	}
 	return ""
 }
-
