@@ -16,6 +16,7 @@ type hbCtx struct {
 	g       *group
 	undo    func()
 	entries []entry
+	fresh   bool // the member's records must be written whether or not it changed
 }
 
 // ConsumerHeartbeat handles ConsumerGroupHeartbeat (KIP-848, Kafka's
@@ -137,7 +138,7 @@ func (c *Coordinator) consumerJoinOrBeat(h *hbCtx) (*cmember, int16, string) {
 	if c.updateMember(h, m) {
 		bump = true
 	}
-	if !sameMemberMetadata(before, m) || bump {
+	if !sameMemberMetadata(before, m) || bump || h.fresh {
 		h.entries = append(h.entries, entry{cgKey(cgMemberKey, h.g.id, m.id), cgMemberValue(m)})
 	}
 	hash := metadataHash(s.subscribedTopics(), c.cfg.Topics)
@@ -157,7 +158,7 @@ func (c *Coordinator) consumerJoinOrBeat(h *hbCtx) (*cmember, int16, string) {
 		}
 	}
 	reconcile(s, m, owned)
-	if !sameAssignment(before, m) || bump {
+	if !sameAssignment(before, m) || bump || h.fresh {
 		h.entries = append(h.entries, entry{cgKey(cgCurrentKey, h.g.id, m.id), cgCurrentValue(m)})
 	}
 	return m, 0, ""
@@ -191,6 +192,9 @@ func (c *Coordinator) findMember(h *hbCtx) (m *cmember, bump bool, code int16, m
 		}
 	}
 	if m != nil {
+		if m.epoch == staticLeaveEpoch { // a static member back under the same member id
+			m.epoch, h.fresh = m.prevEpoch, true
+		}
 		return m, false, 0, ""
 	}
 	if len(s.members) >= c.cfg.ConsumerMaxSize {
@@ -207,7 +211,7 @@ func (c *Coordinator) findMember(h *hbCtx) (m *cmember, bump bool, code int16, m
 func (c *Coordinator) replaceStatic(h *hbCtx, old *cmember) *cmember {
 	s := h.g.cons
 	m := old.clone()
-	m.id, m.epoch = h.req.MemberID, old.prevEpoch
+	m.id, m.epoch, h.fresh = h.req.MemberID, old.prevEpoch, true
 	h.entries = append(h.entries, memberTombstones(h.g.id, old.id)...)
 	delete(s.members, old.id)
 	s.members[m.id] = m

@@ -46,6 +46,15 @@ func (s *script) cmdCGTopics(t *testing.T, td *datadriven.TestData) {
 	s.printf("ok")
 }
 
+// cmdCGConfig sets consumer group settings:
+//
+//	cg-config [max-size=N]
+func (s *script) cmdCGConfig(t *testing.T, td *datadriven.TestData) {
+	td.MaybeScanArgs(t, "max-size", &s.cfg.ConsumerMaxSize)
+	s.c.cfg.ConsumerMaxSize = s.cfg.ConsumerMaxSize
+	s.printf("ok")
+}
+
 // cmdCGHeartbeat sends a ConsumerGroupHeartbeat:
 //
 //	cg-heartbeat group=g member=m epoch=0 [topics=(a,b)] [owned=(a/0,b/1)]

@@ -74,6 +74,7 @@ func init() {
 		"finish-load":   (*script).cmdFinishLoad,
 		"load":          (*script).cmdLoad,
 		"cg-topics":     (*script).cmdCGTopics,
+		"cg-config":     (*script).cmdCGConfig,
 		"cg-heartbeat":  (*script).cmdCGHeartbeat,
 		"cg-describe":   (*script).cmdCGDescribe,
 	}
