@@ -128,3 +128,49 @@ func describeConsumerGroup(t *testing.T, addr, groupID, state string) {
 		t.Fatalf("ConsumerGroupDescribe %s: error %d state %q, want a consumer group in %s", groupID, g.ErrorCode, g.State, state)
 	}
 }
+
+// advertises reports whether ApiVersions lists key.
+func advertises(t *testing.T, addr string, key int16) bool {
+	t.Helper()
+	resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx(t), client(t, addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.ContainsFunc(resp.ApiKeys, func(k kmsg.ApiVersionsResponseApiKey) bool { return k.ApiKey == key })
+}
+
+// Kafka: KIP-848 is enabled by group.version 1. After a safe downgrade
+// to 0 the broker no longer lists ConsumerGroupHeartbeat and
+// ConsumerGroupDescribe, so a client asking for the server-side
+// balancer runs the classic protocol; upgrading again brings them back.
+func TestConsumerGroupProtocolFollowsGroupVersion(t *testing.T) {
+	b := startBroker(t, t.TempDir(), groupProps(nil))
+	adm := kadm.NewClient(client(t, b.addr))
+	heartbeat, describe := kmsg.ConsumerGroupHeartbeat.Int16(), kmsg.ConsumerGroupDescribe.Int16()
+	if !advertises(t, b.addr, heartbeat) || !advertises(t, b.addr, describe) {
+		t.Fatal("a new node does not advertise ConsumerGroupHeartbeat and ConsumerGroupDescribe")
+	}
+	if err := updateFeature(t, adm, "group.version", 0, 2); err != nil {
+		t.Fatalf("downgrade group.version to 0: %v", err)
+	}
+	if advertises(t, b.addr, heartbeat) || advertises(t, b.addr, describe) {
+		t.Fatal("group.version 0 still advertises the consumer group APIs")
+	}
+	createTopic(t, b.addr, "gv", 2, nil)
+	v := newView()
+	consumerMember(t, b.addr, "gv-g", "gv", v)
+	waitFor(t, 20*time.Second, "the member to own both partitions", func() bool { return len(v.partitions()) == 2 })
+	listed, err := adm.ListGroups(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lg := listed["gv-g"]; lg.GroupType != "classic" {
+		t.Fatalf("with group.version 0 the group is %+v, want classic", lg)
+	}
+	if err := updateFeature(t, adm, "group.version", 1, 1); err != nil {
+		t.Fatalf("upgrade group.version to 1: %v", err)
+	}
+	if !advertises(t, b.addr, heartbeat) {
+		t.Fatal("group.version 1 again does not advertise ConsumerGroupHeartbeat")
+	}
+}
