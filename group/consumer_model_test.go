@@ -221,4 +221,3 @@ func checkConverged(rt *rapid.T, c *Coordinator, clients []*modelClient, assigno
 		}
 	}
 }
-
