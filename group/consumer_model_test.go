@@ -51,13 +51,13 @@ func TestConsumerGroupRandomSequences(t *testing.T) {
 				c.Tick(now)
 			case 1:
 				if cl.epoch > 0 {
-					modelBeat(rt, c, now, cl, leaveEpoch)
+					modelBeat(c, now, cl, leaveEpoch)
 				}
 			case 2:
 				cl.topics = rapid.SampledFrom([][]string{{"a"}, {"b"}, {"a", "b"}}).Draw(rt, "topics")
 				fallthrough
 			default:
-				modelBeat(rt, c, now, cl, cl.epoch)
+				modelBeat(c, now, cl, cl.epoch)
 			}
 			checkConsumerSafety(rt, c, clients)
 		}
@@ -65,7 +65,7 @@ func TestConsumerGroupRandomSequences(t *testing.T) {
 		for round := 0; round < 6; round++ {
 			for _, cl := range clients {
 				if cl.epoch > 0 {
-					modelBeat(rt, c, now, cl, cl.epoch)
+					modelBeat(c, now, cl, cl.epoch)
 				}
 			}
 		}
@@ -75,7 +75,7 @@ func TestConsumerGroupRandomSequences(t *testing.T) {
 
 // modelBeat sends one heartbeat as the client would and applies the
 // answer; a fenced or unknown member rejoins from scratch next time.
-func modelBeat(rt *rapid.T, c *Coordinator, now time.Time, cl *modelClient, epoch int32) {
+func modelBeat(c *Coordinator, now time.Time, cl *modelClient, epoch int32) {
 	if cl.topics == nil {
 		cl.topics = []string{"a"}
 	}
@@ -109,7 +109,6 @@ func modelBeat(rt *rapid.T, c *Coordinator, now time.Time, cl *modelClient, epoc
 			}
 		}
 	}
-	_ = rt
 }
 
 // checkConsumerSafety: no partition held by two members, in the

@@ -55,6 +55,22 @@ func (s *script) cmdCGConfig(t *testing.T, td *datadriven.TestData) {
 	s.printf("ok")
 }
 
+// cmdCGFetchCheck checks an OffsetFetch v9 member id and epoch:
+//
+//	cg-fetch-check group=g [member=m] [epoch=N]
+func (s *script) cmdCGFetchCheck(t *testing.T, td *datadriven.TestData) {
+	var id string
+	var member *string
+	epoch := int32(-1)
+	td.ScanArgs(t, "group", &id)
+	if td.HasArg("member") {
+		member = new(string)
+		td.ScanArgs(t, "member", member)
+	}
+	td.MaybeScanArgs(t, "epoch", &epoch)
+	s.printf("OffsetFetch member check: %s", codeName(s.c.CheckFetchMember(s.now, id, member, epoch)))
+}
+
 // cmdCGHeartbeat sends a ConsumerGroupHeartbeat:
 //
 //	cg-heartbeat group=g member=m epoch=0 [topics=(a,b)] [owned=(a/0,b/1)]

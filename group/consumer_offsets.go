@@ -1,0 +1,39 @@
+package group
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// CheckFetchMember validates the member id and epoch OffsetFetch v9+
+// carries (Kafka's ConsumerGroup.validateOffsetFetch): for a consumer
+// group a member fetching its offsets must be a member
+// (UNKNOWN_MEMBER_ID) of the current epoch (STALE_MEMBER_EPOCH); a fetch
+// without member id and epoch (an admin client's) and every fetch of a
+// classic group pass.
+func (c *Coordinator) CheckFetchMember(now time.Time, groupID string, memberID *string, epoch int32) int16 {
+	c.now = now
+	if memberID == nil && epoch < 0 {
+		return 0
+	}
+	if code := c.check(groupID, kmsg.OffsetFetch); code != 0 {
+		return code
+	}
+	g := c.groups[groupID]
+	if g == nil || g.cons == nil {
+		return 0
+	}
+	var m *cmember
+	if memberID != nil {
+		m = g.cons.members[*memberID]
+	}
+	switch {
+	case m == nil:
+		return kerr.UnknownMemberID.Code
+	case epoch != m.epoch:
+		return kerr.StaleMemberEpoch.Code
+	}
+	return 0
+}
