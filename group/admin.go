@@ -132,12 +132,7 @@ func (c *Coordinator) deleteGroup(id string) int16 {
 	case !g.is(Empty):
 		return kerr.NonEmptyGroup.Code
 	}
-	entries := offsetTombstones(g, nil)
-	if g.cons != nil { // Kafka's ConsumerGroup.createGroupTombstoneRecords
-		entries = append(entries, entry{key: cgKey(cgTargetMetadataKey, id)}, entry{key: cgKey(cgMetadataKey, id)})
-	} else {
-		entries = append(entries, entry{key: groupKey(id)})
-	}
+	entries := append(offsetTombstones(g, nil), groupTombstones(g)...)
 	if code := appendCode(c.append(entries), false); code != 0 {
 		return code
 	}
@@ -145,6 +140,17 @@ func (c *Coordinator) deleteGroup(id string) int16 {
 	delete(c.groups, id)
 	c.cfg.Logger.Info("group deleted", "group", id, "offsets", len(entries)-1)
 	return 0
+}
+
+// groupTombstones delete an Empty group's own records: its metadata for
+// a classic group; the target assignment's epoch and the group epoch for
+// a consumer group (Kafka's ConsumerGroup.createGroupTombstoneRecords;
+// its members' records went when they left).
+func groupTombstones(g *group) []entry {
+	if g.cons != nil {
+		return []entry{{key: cgKey(cgTargetMetadataKey, g.id)}, {key: cgKey(cgMetadataKey, g.id)}}
+	}
+	return []entry{{key: groupKey(g.id)}}
 }
 
 // offsetTombstones are tombstones for g's committed offsets of tps (all
@@ -234,7 +240,7 @@ func (c *Coordinator) removeOffsets(g *group, tps []topicPartition) int16 {
 	entries := offsetTombstones(g, tps)
 	dead := g.is(Empty) && len(g.offsets) == len(entries)
 	if dead {
-		entries = append(entries, entry{key: groupKey(g.id)})
+		entries = append(entries, groupTombstones(g)...)
 	}
 	if len(entries) == 0 {
 		return 0
