@@ -74,7 +74,7 @@ func (s *script) cmdCGFetchCheck(t *testing.T, td *datadriven.TestData) {
 // cmdCGHeartbeat sends a ConsumerGroupHeartbeat:
 //
 //	cg-heartbeat group=g member=m epoch=0 [topics=(a,b)] [owned=(a/0,b/1)]
-//	             [assignor=range] [instance=i] [rebalance=ms] [version=1]
+//	             [assignor=range] [instance=i] [regex=R] [rebalance=ms] [version=1]
 func (s *script) cmdCGHeartbeat(t *testing.T, td *datadriven.TestData) {
 	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	req.Version, req.RebalanceTimeoutMillis = 1, -1
@@ -95,14 +95,17 @@ func (s *script) cmdCGHeartbeat(t *testing.T, td *datadriven.TestData) {
 		td.MaybeScanArgs(t, "owned", &owned)
 		req.Topics = ownedTopics(t, owned)
 	}
-	for _, k := range []string{"assignor", "instance"} {
+	for _, k := range []string{"assignor", "instance", "regex"} {
 		if td.HasArg(k) {
 			var v string
 			td.ScanArgs(t, k, &v)
-			if k == "assignor" {
+			switch k {
+			case "assignor":
 				req.ServerAssignor = &v
-			} else {
+			case "instance":
 				req.InstanceID = &v
+			default:
+				req.SubscribedTopicRegex = &v
 			}
 		}
 	}
