@@ -37,3 +37,22 @@ func (c *Coordinator) CheckFetchMember(now time.Time, groupID string, memberID *
 	}
 	return 0
 }
+
+// revertConsumerGroup lets a classic member join where a consumer group
+// is: an Empty consumer group becomes a classic group, keeping its
+// offsets (Kafka's downgrade of an empty group); one with members
+// answers INCONSISTENT_GROUP_PROTOCOL (mixed groups are not served).
+// Nothing to do for a classic group.
+func (c *Coordinator) revertConsumerGroup(g *group) int16 {
+	switch {
+	case g.cons == nil:
+		return 0
+	case len(g.cons.members) > 0:
+		return kerr.InconsistentGroupProtocol.Code
+	}
+	if code := appendCode(c.append(groupTombstones(g)), false); code != 0 {
+		return code
+	}
+	g.cons, g.protocolType, g.subscribed, g.state = nil, "", nil, Empty
+	return 0
+}

@@ -52,9 +52,10 @@
 //   - The in-memory offsets and groups are what replaying the log
 //     (BeginLoad, Load, FinishLoad) would rebuild.
 //   - A group is classic or a consumer group (its cons field set), never
-//     both: a classic JoinGroup to a consumer group is
-//     INCONSISTENT_GROUP_PROTOCOL, and a consumer member may take over
-//     only a classic group without members (which keeps its offsets).
+//     both: a classic JoinGroup to a consumer group with members is
+//     INCONSISTENT_GROUP_PROTOCOL, a consumer member may take over only
+//     a classic group without members, and either kind turns into the
+//     other only while Empty, keeping its offsets.
 //   - In a consumer group no partition is held by two members at once:
 //     a member is given a partition of its target only once no other
 //     member has it assigned or pending revocation; a member that must

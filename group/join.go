@@ -56,9 +56,11 @@ func (c *Coordinator) Join(now time.Time, req *kmsg.JoinGroupRequest, client Cli
 		g = newGroup(jr.groupID, now, c.bounds)
 		c.groups[jr.groupID] = g
 	}
+	if code := c.revertConsumerGroup(g); code != 0 {
+		reply(joinError(jr.memberID, code))
+		return
+	}
 	switch {
-	case g.cons != nil: // mixed groups (classic members in a KIP-848 group) are not served
-		reply(joinError(jr.memberID, kerr.InconsistentGroupProtocol.Code))
 	case !c.acceptJoining(g, jr.memberID):
 		g.remove(jr.memberID)
 		reply(joinError(jr.memberID, kerr.GroupMaxSizeReached.Code))
