@@ -10,7 +10,8 @@ package cluster
 // OffsetFetchResponse does. With require_stable (v7+, KIP-447) a
 // partition whose group has a transactional offset still pending answers
 // UNSTABLE_OFFSET_COMMIT, and the consumer retries. The v9 member id
-// and epoch are ignored, as for any classic group.
+// and epoch are checked for a KIP-848 consumer group (UNKNOWN_MEMBER_ID,
+// STALE_MEMBER_EPOCH) and ignored for a classic group, as Kafka does.
 //
 // Not served: topic ids (v10).
 
@@ -35,7 +36,14 @@ func serveOffsetFetch(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet
 		for _, rg := range req.Groups {
 			g := kmsg.NewOffsetFetchResponseGroup()
 			g.Group = rg.Group
-			g.ErrorCode, g.Topics = b.fetchOffsets(r, rg.Group, rg.Topics, req.RequireStable)
+			if r.Version >= 9 && b.groupRefusal(r, acl.OpDescribe, rg.Group) == 0 {
+				b.groups.do(rg.Group, func(c *group.Coordinator) {
+					g.ErrorCode = c.CheckFetchMember(time.Now(), rg.Group, rg.MemberID, rg.MemberEpoch)
+				})
+			}
+			if g.ErrorCode == 0 {
+				g.ErrorCode, g.Topics = b.fetchOffsets(r, rg.Group, rg.Topics, req.RequireStable)
+			}
 			if g.Topics == nil {
 				g.Topics = []kmsg.OffsetFetchResponseGroupTopic{}
 			}

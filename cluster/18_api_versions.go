@@ -15,6 +15,8 @@ package cluster
 // them.
 
 import (
+	"slices"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -29,6 +31,11 @@ func init() {
 func serveApiVersions(b *Broker, r *vnet.Request, req kmsg.Request, _ func(vnet.Response)) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
 	resp.ApiKeys = apiKeys()
+	if !b.consumerGroupsEnabled() { // Kafka: only with group.version 1 finalized (KIP-848)
+		resp.ApiKeys = slices.DeleteFunc(resp.ApiKeys, func(k kmsg.ApiVersionsResponseApiKey) bool {
+			return k.ApiKey == kmsg.ConsumerGroupHeartbeat.Int16() || k.ApiKey == kmsg.ConsumerGroupDescribe.Int16()
+		})
+	}
 	quorum.SetApiVersionsFeatures(resp, r.Version, b.meta.image(), b.featuresEpoch())
 	return resp
 }

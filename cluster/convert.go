@@ -85,6 +85,11 @@ func (b *Broker) groupConfig() group.Config {
 			_, ok := b.parts.Partition(segment.TopicPartition{Topic: topic, Partition: p})
 			return ok
 		},
-		Logger: b.log.With("component", "group-coordinator"),
+		ConsumerSessionTimeout:    b.cfg.GroupConsumerSessionTimeoutMs.Duration(),
+		ConsumerHeartbeatInterval: b.cfg.GroupConsumerHeartbeatIntervalMs.Duration(),
+		ConsumerMaxSize:           b.cfg.GroupConsumerMaxSize,
+		ConsumerAssignors:         consumerAssignors(b.cfg.GroupConsumerAssignors),
+		Topics:                    groupTopics{b},
+		Logger:                    b.log.With("component", "group-coordinator"),
 	}
 }

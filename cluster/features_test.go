@@ -60,14 +60,14 @@ func TestSingleNodeFeatures(t *testing.T) {
 	c := client(t, tb.addr)
 	sup, fin, epoch := features(t, tb.addr, 4)
 	wantSup := map[string][2]int16{"metadata.version": {22, 25}, "kraft.version": {0, 0},
-		"group.version": {0, 0}, "transaction.version": {0, 0}}
+		"group.version": {0, 1}, "transaction.version": {0, 0}}
 	for name, r := range wantSup {
 		if sup[name] != r {
 			t.Errorf("supported %s: %v, want %v", name, sup[name], r)
 		}
 	}
-	if fin["metadata.version"] != 25 || len(fin) != 1 || epoch < 1 {
-		t.Fatalf("finalized %v epoch %d, want metadata.version 25 alone, epoch >= 1", fin, epoch)
+	if fin["metadata.version"] != 25 || fin["group.version"] != 1 || len(fin) != 2 || epoch < 1 { // KIP-848: group.version 1
+		t.Fatalf("finalized %v epoch %d, want metadata.version 25 and group.version 1, epoch >= 1", fin, epoch)
 	}
 	// Kafka: KAFKA-17011, below v4 a range starting at 0 is left out.
 	if sup3, _, _ := features(t, tb.addr, 3); len(sup3) != 1 {
@@ -80,7 +80,7 @@ func TestSingleNodeFeatures(t *testing.T) {
 		level int16
 		typ   int8
 	}{{"metadata.version", 24, 1}, {"metadata.version", 22, 2}, {"metadata.version", 22, 3},
-		{"metadata.version", 26, 1}, {"group.version", 1, 1}, {"no.such.feature", 1, 1}} {
+		{"metadata.version", 26, 1}, {"group.version", 2, 1}, {"no.such.feature", 1, 1}} {
 		if err := updateFeature(t, adm, bad.name, bad.level, bad.typ); err != kerr.InvalidUpdateVersion {
 			t.Errorf("update %s to %d (type %d): %v, want INVALID_UPDATE_VERSION", bad.name, bad.level, bad.typ, err)
 		}

@@ -145,6 +145,11 @@ type Broker struct {
 	GroupMaxSessionTimeoutMs        Millis // group.max.session.timeout.ms
 	GroupMaxSize                    int    // group.max.size
 
+	GroupConsumerSessionTimeoutMs    Millis   // group.consumer.session.timeout.ms
+	GroupConsumerHeartbeatIntervalMs Millis   // group.consumer.heartbeat.interval.ms
+	GroupConsumerMaxSize             int      // group.consumer.max.size
+	GroupConsumerAssignors           []string // group.consumer.assignors
+
 	// Idempotent and transactional producers.
 	ProducerIDExpirationMs               Millis // producer.id.expiration.ms
 	TransactionalIDExpirationMs          Millis // transactional.id.expiration.ms

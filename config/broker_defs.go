@@ -170,8 +170,12 @@ var brokerDefs = []def{
 	{name: "group.max.size", typ: tInt, deflt: intMax, check: atLeast(1), field: func(b *Broker) any { return &b.GroupMaxSize }},
 	{name: "group.coordinator.rebalance.protocols", typ: tList, deflt: "classic,consumer", check: all(nonEmptyList, listOf("classic", "consumer", "share", "streams"))},
 	{name: "group.coordinator.threads", typ: tInt, deflt: "1", check: atLeast(1)},
-	{name: "group.consumer.session.timeout.ms", typ: tInt, deflt: "45000", check: atLeast(1)},
-	{name: "group.consumer.heartbeat.interval.ms", typ: tInt, deflt: "5000", check: atLeast(1)},
+	{name: "group.consumer.session.timeout.ms", typ: tInt, deflt: "45000", check: atLeast(1), field: func(b *Broker) any { return &b.GroupConsumerSessionTimeoutMs }},
+	{name: "group.consumer.heartbeat.interval.ms", typ: tInt, deflt: "5000", check: atLeast(1), field: func(b *Broker) any { return &b.GroupConsumerHeartbeatIntervalMs }},
+	{name: "group.consumer.max.size", typ: tInt, deflt: intMax, check: atLeast(1), field: func(b *Broker) any { return &b.GroupConsumerMaxSize }},
+	{name: "group.consumer.assignors", typ: tList, deflt: "org.apache.kafka.coordinator.group.assignor.UniformAssignor,org.apache.kafka.coordinator.group.assignor.RangeAssignor",
+		check: all(nonEmptyList, listOf("uniform", "range", "org.apache.kafka.coordinator.group.assignor.UniformAssignor", "org.apache.kafka.coordinator.group.assignor.RangeAssignor")),
+		field: func(b *Broker) any { return &b.GroupConsumerAssignors }},
 
 	// Producers and transactions (TransactionLogConfig, TransactionStateManagerConfig).
 	{name: "producer.id.expiration.ms", typ: tInt, deflt: "86400000", check: atLeast(1), field: func(b *Broker) any { return &b.ProducerIDExpirationMs }},

@@ -79,6 +79,8 @@ var kafkaDefaults = map[string]string{
 	"group.max.session.timeout.ms": "1800000", "group.max.size": "2147483647",
 	"group.coordinator.rebalance.protocols": "classic,consumer", "group.coordinator.threads": "1",
 	"group.consumer.session.timeout.ms": "45000", "group.consumer.heartbeat.interval.ms": "5000",
+	"group.consumer.max.size":  "2147483647",
+	"group.consumer.assignors": "org.apache.kafka.coordinator.group.assignor.UniformAssignor,org.apache.kafka.coordinator.group.assignor.RangeAssignor",
 
 	"producer.id.expiration.ms": "86400000", "transactional.id.expiration.ms": "604800000",
 	"transaction.max.timeout.ms": "900000", "transaction.state.log.num.partitions": "50",

@@ -152,8 +152,10 @@
 //	delete.topic.enable                              true
 //	fetch.max.bytes                                  57671680
 //	fetch.purgatory.purge.interval.requests          1000                         (accepted)
-//	group.consumer.heartbeat.interval.ms             5000                         (accepted)
-//	group.consumer.session.timeout.ms                45000                        (accepted)
+//	group.consumer.assignors                         org.apache.kafka.coordinator.group.assignor.UniformAssignor,org.apache.kafka.coordinator.group.assignor.RangeAssignor
+//	group.consumer.heartbeat.interval.ms             5000
+//	group.consumer.max.size                          2147483647
+//	group.consumer.session.timeout.ms                45000
 //	group.coordinator.rebalance.protocols            classic,consumer             (accepted)
 //	group.coordinator.threads                        1                            (accepted)
 //	group.initial.rebalance.delay.ms                 3000

@@ -36,6 +36,10 @@ func (c *Coordinator) DescribeGroup(now time.Time, groupID string, withOps bool)
 		d.State = Dead.String()
 		return d
 	}
+	if g.cons != nil {
+		describeConsumerAsClassic(g, &d)
+		return d
+	}
 	d.State, d.ProtocolType = g.state.String(), g.protocolType
 	stable := g.is(Stable)
 	if stable {
@@ -74,17 +78,18 @@ func (c *Coordinator) ListGroups(now time.Time, states, types []string) (int16, 
 	case notCoordinator:
 		return 0, nil
 	}
-	if len(types) > 0 && !containsFold(types, GroupType) {
-		return 0, nil
-	}
 	var out []kmsg.ListGroupsResponseGroup
 	for _, id := range c.sortedGroupIDs() {
 		g := c.groups[id]
-		if len(states) > 0 && !containsFold(states, g.state.String()) {
+		state, typ := g.state.String(), GroupType
+		if g.cons != nil {
+			state, typ = g.cons.stateName(), ConsumerGroupType
+		}
+		if len(states) > 0 && !containsFold(states, state) || len(types) > 0 && !containsFold(types, typ) {
 			continue
 		}
 		lg := kmsg.NewListGroupsResponseGroup()
-		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = id, g.protocolType, g.state.String(), GroupType
+		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = id, g.protocolType, state, typ
 		out = append(out, lg)
 	}
 	return 0, out
@@ -127,8 +132,7 @@ func (c *Coordinator) deleteGroup(id string) int16 {
 	case !g.is(Empty):
 		return kerr.NonEmptyGroup.Code
 	}
-	entries := offsetTombstones(g, nil)
-	entries = append(entries, entry{key: groupKey(id)})
+	entries := append(offsetTombstones(g, nil), groupTombstones(g)...)
 	if code := appendCode(c.append(entries), false); code != 0 {
 		return code
 	}
@@ -136,6 +140,17 @@ func (c *Coordinator) deleteGroup(id string) int16 {
 	delete(c.groups, id)
 	c.cfg.Logger.Info("group deleted", "group", id, "offsets", len(entries)-1)
 	return 0
+}
+
+// groupTombstones delete an Empty group's own records: its metadata for
+// a classic group; the target assignment's epoch and the group epoch for
+// a consumer group (Kafka's ConsumerGroup.createGroupTombstoneRecords;
+// its members' records went when they left).
+func groupTombstones(g *group) []entry {
+	if g.cons != nil {
+		return []entry{{key: cgKey(cgTargetMetadataKey, g.id)}, {key: cgKey(cgMetadataKey, g.id)}}
+	}
+	return []entry{{key: groupKey(g.id)}}
 }
 
 // offsetTombstones are tombstones for g's committed offsets of tps (all
@@ -225,7 +240,7 @@ func (c *Coordinator) removeOffsets(g *group, tps []topicPartition) int16 {
 	entries := offsetTombstones(g, tps)
 	dead := g.is(Empty) && len(g.offsets) == len(entries)
 	if dead {
-		entries = append(entries, entry{key: groupKey(g.id)})
+		entries = append(entries, groupTombstones(g)...)
 	}
 	if len(entries) == 0 {
 		return 0

@@ -39,6 +39,15 @@ type Config struct {
 	// coordinator a budget of its own of DefaultMaxBrokerMetadataBytes.
 	MetadataBudget *MetadataBudget
 
+	// The KIP-848 consumer group settings (consumer.go).
+	ConsumerSessionTimeout    time.Duration // group.consumer.session.timeout.ms
+	ConsumerHeartbeatInterval time.Duration // group.consumer.heartbeat.interval.ms
+	ConsumerMaxSize           int           // group.consumer.max.size
+	ConsumerAssignors         []string      // group.consumer.assignors: uniform, range; the first is the default
+	// Topics resolves topic names and ids for the server-side assignors;
+	// nil knows no topic (nothing is assigned).
+	Topics Topics
+
 	// KnownPartition reports whether a topic partition exists; commits to
 	// others get UNKNOWN_TOPIC_OR_PARTITION. Nil accepts every partition.
 	KnownPartition func(topic string, partition int32) bool
@@ -76,6 +85,18 @@ func (c Config) withDefaults() Config {
 	}
 	if c.InitialRebalanceDelay < 0 {
 		c.InitialRebalanceDelay = 0
+	}
+	if c.ConsumerSessionTimeout <= 0 {
+		c.ConsumerSessionTimeout = DefaultConsumerSessionTimeout
+	}
+	if c.ConsumerHeartbeatInterval <= 0 {
+		c.ConsumerHeartbeatInterval = DefaultConsumerHeartbeatInterval
+	}
+	if c.ConsumerMaxSize <= 0 {
+		c.ConsumerMaxSize = DefaultConsumerMaxSize
+	}
+	if len(c.ConsumerAssignors) == 0 {
+		c.ConsumerAssignors = DefaultConsumerAssignors
 	}
 	if c.NewUUID == nil {
 		c.NewUUID = randomUUID

@@ -100,6 +100,8 @@ func (c *Coordinator) fire(k timerKey) {
 		c.expireJoin(g)
 	case timerSync:
 		c.expireSync(g)
+	case timerConsumerSession, timerConsumerRevoke:
+		c.expireConsumerMember(g, k.member, k.kind == timerConsumerRevoke)
 	}
 }
 
@@ -109,6 +111,12 @@ func heartbeatKey(g, m string) timerKey { return timerKey{kind: timerHeartbeat, 
 func pendingKey(g, m string) timerKey   { return timerKey{kind: timerPending, group: g, member: m} }
 func joinKey(g string) timerKey         { return timerKey{kind: timerJoin, group: g} }
 func syncKey(g string) timerKey         { return timerKey{kind: timerSync, group: g} }
+func consumerSessionKey(g, m string) timerKey {
+	return timerKey{kind: timerConsumerSession, group: g, member: m}
+}
+func consumerRevokeKey(g, m string) timerKey {
+	return timerKey{kind: timerConsumerRevoke, group: g, member: m}
+}
 
 // Stop unloads every group (Kafka's onGroupUnloaded): parked JoinGroup
 // and SyncGroup requests are answered NOT_COORDINATOR so clients look

@@ -1,9 +1,10 @@
-// Package group is Varve's group coordinator for Kafka's classic group
-// protocol: Kafka's GroupCoordinator and GroupMetadataManager. It runs
-// consumer groups (and any other classic-protocol group, such as Kafka
-// Connect's) through JoinGroup, SyncGroup, Heartbeat and LeaveGroup,
-// stores committed offsets (OffsetCommit, OffsetFetch, OffsetDelete),
-// and answers DescribeGroups, ListGroups and DeleteGroups.
+// Package group is Varve's group coordinator: Kafka's GroupCoordinator
+// and GroupMetadataManager. It runs classic groups (consumers, Kafka
+// Connect) through JoinGroup, SyncGroup, Heartbeat and LeaveGroup, and
+// KIP-848 consumer groups through ConsumerGroupHeartbeat with
+// server-side assignment (consumer*.go); it stores committed offsets
+// (OffsetCommit, OffsetFetch, OffsetDelete) for both, and answers
+// DescribeGroups, ConsumerGroupDescribe, ListGroups and DeleteGroups.
 //
 // # Shape
 //
@@ -50,6 +51,18 @@
 //     nowhere, and a member's bytes are released when it goes (bound.go).
 //   - The in-memory offsets and groups are what replaying the log
 //     (BeginLoad, Load, FinishLoad) would rebuild.
+//   - A group is classic or a consumer group (its cons field set), never
+//     both: a classic JoinGroup to a consumer group with members is
+//     INCONSISTENT_GROUP_PROTOCOL, a consumer member may take over only
+//     a classic group without members, and either kind turns into the
+//     other only while Empty, keeping its offsets.
+//   - In a consumer group no partition is held by two members at once:
+//     a member is given a partition of its target only once no other
+//     member has it assigned or pending revocation; a member that must
+//     revoke keeps its epoch until it reports the revocation done.
+//   - The group epoch increases by one at each change of membership,
+//     subscriptions or subscribed topics' metadata; the target
+//     assignment is recomputed when its epoch lags the group's.
 //
 // # Records in __consumer_offsets
 //
@@ -83,8 +96,9 @@
 //
 // A null value is a tombstone: it deletes the key, and compaction
 // (cleanup.policy=compact) later removes both. Offset values v0, v2 and
-// v4 and group values v0-v4 are read as well; keys of version 3 and up
-// (KIP-848 consumer groups) are skipped when loading.
+// v4 and group values v0-v4 are read as well. Consumer group records
+// (key types 3, 5, 6, 7, 8) are Kafka's ConsumerGroup* formats, drawn
+// in consumer_records.go; types 4 and 16 are skipped when loading.
 //
 // Transactional offset commits (TxnOffsetCommit) are offset records in a
 // transactional batch of the producer (its id, epoch and a sequence that
@@ -98,8 +112,11 @@
 //
 // The coordinator's central scenarios (the classic rebalance, static
 // membership, offset commit, fetch and expiry, the initial rebalance
-// delay, group.max.size, loading after a restart) are scripts under
-// testdata/script, run by TestScripts with github.com/cockroachdb/datadriven:
+// delay, group.max.size, loading after a restart; for consumer groups,
+// joins, revocation before assignment, both assignors, static members,
+// leaves, session and rebalance timeouts, member-epoch commits) are
+// scripts under testdata/script, run by TestScripts with
+// github.com/cockroachdb/datadriven:
 // each step is a request, a clock tick, a load, unload or crash, and its
 // expected output (the replies, the groups' state, the records written)
 // is written below it. `go test ./group -run TestScripts -rewrite`
@@ -107,8 +124,14 @@
 //
 // # Not done
 //
-// KIP-848 (ConsumerGroupHeartbeat and server-side assignment), share
-// and streams groups. A transactional offset and a plain commit of the
+// Share and streams groups. In KIP-848 consumer groups: regular
+// expression subscriptions (INVALID_REQUEST), classic members joining a
+// consumer group and the online upgrade of a classic group with members
+// (Kafka's group.consumer.migration.policy), rack-aware assignment, and
+// client-side assignors. The uniform assignor is Varve's own balanced,
+// sticky algorithm, not Kafka's code: its choices may differ from
+// Kafka's, never its balance (members with one subscription differ by
+// at most one partition). A transactional offset and a plain commit of the
 // same partition are ordered by when the marker arrives, not by their
 // offsets in the log as Kafka orders them. require_stable is checked for
 // the partitions named, not for a fetch of every offset of a group.

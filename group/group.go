@@ -60,6 +60,10 @@ type group struct {
 
 	offsets map[topicPartition]committed
 
+	// cons is set for a KIP-848 consumer group (consumer.go): its
+	// members and assignments live there, members stays empty.
+	cons *consumerState
+
 	bounds    bounds
 	metaBytes int64 // what the members hold (bound.go): the sum of their charged
 }

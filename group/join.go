@@ -56,6 +56,10 @@ func (c *Coordinator) Join(now time.Time, req *kmsg.JoinGroupRequest, client Cli
 		g = newGroup(jr.groupID, now, c.bounds)
 		c.groups[jr.groupID] = g
 	}
+	if code := c.revertConsumerGroup(g); code != 0 {
+		reply(joinError(jr.memberID, code))
+		return
+	}
 	switch {
 	case !c.acceptJoining(g, jr.memberID):
 		g.remove(jr.memberID)

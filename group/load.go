@@ -26,6 +26,7 @@ type loader struct {
 	records int
 	skipped int // records of other kinds (KIP-848) or undecodable
 	txn     txnOffsets
+	cgroups map[string]*cgLoad // KIP-848 consumer groups (consumer_load.go)
 }
 
 // LoadReport says what a load read.
@@ -89,6 +90,10 @@ func (ld *loader) replay(key, value []byte) {
 		}
 	case ok && v == 2:
 		if !ld.replayGroup(key, value) {
+			ld.skipped++
+		}
+	case ok && (v == cgMetadataKey || v == cgMemberKey || v == cgTargetMetadataKey || v == cgTargetMemberKey || v == cgCurrentKey):
+		if !ld.replayConsumer(key, value) {
 			ld.skipped++
 		}
 	default:
@@ -204,6 +209,7 @@ func (c *Coordinator) FinishLoad(now time.Time) LoadReport {
 	for id, v := range ld.groups {
 		c.groups[id] = groupFromValue(id, v, c.bounds)
 	}
+	c.installConsumerGroups(ld, now)
 	for id, offs := range ld.offsets {
 		if len(offs) == 0 {
 			continue

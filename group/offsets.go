@@ -92,6 +92,12 @@ func (c *Coordinator) commit(req *kmsg.OffsetCommitRequest, valid []topicPartiti
 		g = newGroup(req.Group, c.now, c.bounds) // a simple consumer storing offsets only
 		c.groups[req.Group] = g
 	}
+	if g.cons != nil {
+		if code := validateConsumerCommit(g, req); code != 0 {
+			return code
+		}
+		return c.storeOffsets(g, valid, commits)
+	}
 	instanceID := ""
 	if req.InstanceID != nil {
 		instanceID = *req.InstanceID
@@ -111,6 +117,29 @@ func (c *Coordinator) commit(req *kmsg.OffsetCommitRequest, valid []topicPartiti
 		return kerr.CoordinatorNotAvailable.Code
 	}
 	return c.storeOffsets(g, valid, commits)
+}
+
+// validateConsumerCommit is Kafka's ConsumerGroup.validateOffsetCommit:
+// a member commits with its member id and its current member epoch in
+// the generation field (OffsetCommit v9+); an anonymous commit (no
+// member id, epoch -1) only to a group without members.
+func validateConsumerCommit(g *group, req *kmsg.OffsetCommitRequest) int16 {
+	if req.MemberID == "" && req.Generation < 0 {
+		if len(g.cons.members) > 0 {
+			return kerr.UnknownMemberID.Code
+		}
+		return 0
+	}
+	m := g.cons.members[req.MemberID]
+	switch {
+	case m == nil:
+		return kerr.UnknownMemberID.Code
+	case req.Version < 9:
+		return kerr.UnsupportedVersion.Code // a consumer protocol member commits with v9+
+	case req.Generation != m.epoch:
+		return kerr.StaleMemberEpoch.Code
+	}
+	return 0
 }
 
 // validateCommit is Kafka's validateOffsetCommit: a committer naming a

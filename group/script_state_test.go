@@ -168,6 +168,8 @@ func describeRecord(r record.Record) string {
 		return out
 	case 2:
 		return describeGroupRecord(r)
+	case cgMetadataKey, cgMemberKey, cgTargetMetadataKey, cgTargetMemberKey, cgCurrentKey:
+		return describeCGRecord(r)
 	}
 	return fmt.Sprintf("key version %d", v)
 }

@@ -10,11 +10,13 @@ import (
 type timerKind int8
 
 const (
-	timerHeartbeat timerKind = iota // a member's session (DelayedHeartbeat)
-	timerPending                    // a MEMBER_ID_REQUIRED member's session (DelayedHeartbeat, isPending)
-	timerJoin                       // a group's rebalance (DelayedJoin, InitialDelayedJoin)
-	timerSync                       // SyncGroup stragglers after a join (DelayedSync)
-	timerRetention                  // the offsets retention check (offsets.retention.check.interval.ms)
+	timerHeartbeat       timerKind = iota // a member's session (DelayedHeartbeat)
+	timerPending                          // a MEMBER_ID_REQUIRED member's session (DelayedHeartbeat, isPending)
+	timerJoin                             // a group's rebalance (DelayedJoin, InitialDelayedJoin)
+	timerSync                             // SyncGroup stragglers after a join (DelayedSync)
+	timerRetention                        // the offsets retention check (offsets.retention.check.interval.ms)
+	timerConsumerSession                  // a consumer group member's session (group.consumer.session.timeout.ms)
+	timerConsumerRevoke                   // a consumer group member revoking partitions (its rebalance timeout)
 )
 
 type timerKey struct {

@@ -16,6 +16,12 @@ const (
 	TransactionVersionFeature = "transaction.version"
 )
 
+// GroupVersionConsumerProtocol is the group.version level that enables
+// KIP-848 consumer groups (Kafka: GroupVersion.GV_1). Below it the
+// broker leaves ConsumerGroupHeartbeat and ConsumerGroupDescribe out of
+// ApiVersions, so clients fall back to the classic protocol.
+const GroupVersionConsumerProtocol int16 = 1
+
 // Kafka's metadata.version feature levels for the 4.0 releases, whose
 // record versions Varve writes (PartitionRecord v2 with the KIP-966
 // fields, RegisterBrokerRecord with log directories). Kafka:
@@ -51,13 +57,14 @@ func (r VersionRange) String() string {
 // supported is what Varve supports of each feature. It claims only what
 // exists: metadata.version over the 4.0 levels whose records it writes;
 // kraft.version 0 (a static quorum from controller.quorum.voters: the
-// dynamic voters of KIP-853 are level 1); group.version 0 (the classic
-// group protocol only, no KIP-848 ConsumerGroupHeartbeat);
-// transaction.version 0 (no transactions coordinator).
+// dynamic voters of KIP-853 are level 1); group.version 0-1 (1: the
+// KIP-848 consumer group protocol, ConsumerGroupHeartbeat and
+// ConsumerGroupDescribe); transaction.version 0 (no transactions
+// coordinator).
 var supported = map[string]VersionRange{
 	MetadataVersionFeature:    {MetadataVersion4_0IV0, LatestMetadataVersion},
 	KRaftVersionFeature:       {0, 0},
-	GroupVersionFeature:       {0, 0},
+	GroupVersionFeature:       {0, GroupVersionConsumerProtocol},
 	TransactionVersionFeature: {0, 0},
 }
 
@@ -112,9 +119,11 @@ func MetadataVersionName(level int16) string {
 
 // BootstrapRecords are the records a new cluster's metadata begins
 // with: the finalized features (Kafka: BootstrapMetadata, written by
-// the first active controller of an empty log). Only metadata.version
-// has a level above 0 here; a level 0 is no record at all, as Kafka
-// writes none for a feature left at 0.
+// the first active controller of an empty log): metadata.version, and
+// group.version 1 as Kafka 4.0 finalizes it by default so that clients
+// with group.protocol=consumer work. A level 0 is no record at all, as
+// Kafka writes none for a feature left at 0.
 func BootstrapRecords() []Record {
-	return []Record{FeatureLevelRecord{Name: MetadataVersionFeature, FeatureLevel: LatestMetadataVersion}}
+	return []Record{FeatureLevelRecord{Name: MetadataVersionFeature, FeatureLevel: LatestMetadataVersion},
+		FeatureLevelRecord{Name: GroupVersionFeature, FeatureLevel: GroupVersionConsumerProtocol}}
 }
