@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -322,14 +323,19 @@ func TestTxnProduceCheckIsReplaceable(t *testing.T) {
 	if code := produceTxn(t, c, "gate", nil, txnRecords(t, 70, 0, 0, "v")); code != kerr.TransactionalIDAuthorizationFailed.Code {
 		t.Fatalf("without a transactional id: %d", code)
 	}
+	var mu sync.Mutex // the check runs on a handler goroutine
 	var seen []string
 	b.SetTxnProduceCheck(func(id *string, topic string, p int32, records []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
 		seen = append(seen, fmt.Sprintf("%s/%d", topic, p))
 		return kerr.InvalidTxnState
 	})
 	if code := produceTxn(t, c, "gate", txnID, txnRecords(t, 70, 0, 0, "v")); code != kerr.InvalidTxnState.Code {
 		t.Fatalf("replaced check: %d", code)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if !slices.Equal(seen, []string{"gate/0"}) {
 		t.Fatalf("check saw %v", seen)
 	}
