@@ -260,8 +260,13 @@ func TestWriteTxnMarkersErrors(t *testing.T) {
 	createTopic(t, b.addr, "fence", 1, nil)
 	c := client(t, b.addr)
 	produceTxn(t, c, "fence", txnID, txnRecords(t, 50, 3, 0, "v"))
+	var mu sync.Mutex // the function runs on a handler goroutine
 	var heard []int16
-	b.SetTxnMarkerWritten(func(_ string, _ int32, _ int64, epoch int16, _ bool) { heard = append(heard, epoch) })
+	b.SetTxnMarkerWritten(func(_ string, _ int32, _ int64, epoch int16, _ bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		heard = append(heard, epoch)
+	})
 	// Straight to the broker: the client would refuse the unknown topic
 	// itself.
 	codes := writeMarkersTo(t, c.Broker(int(brokerID(t, c))),
@@ -274,6 +279,8 @@ func TestWriteTxnMarkersErrors(t *testing.T) {
 	if !slices.Equal(codes, want) {
 		t.Fatalf("codes %v, want %v", codes, want)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if len(heard) != 1 || heard[0] != 3 {
 		t.Fatalf("markers heard %v: only the written one should be", heard)
 	}

@@ -1,9 +1,13 @@
 package cluster_test
 
 import (
+	"context"
+	"errors"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -136,4 +140,129 @@ func TestThreeNodesTxnProduceVerifiedAcrossNodes(t *testing.T) {
 		last = produceTxnTo(t, cl, leader, id, "out", p, txnRecords(t, pid, epoch, 1, "late"))
 		return last == kerr.InvalidTxnState.Code
 	})
+}
+
+// Kafka: KIP-98 and KIP-447 on a replicated cluster. A
+// GroupTransactSession copies eos-in to eos-out in a three-node cluster
+// (__transaction_state and __consumer_offsets with replication factor 3,
+// min ISR 2); mid-transaction, with records produced and not committed,
+// the node coordinating the transactional id is killed (or, in the
+// second case, the leader of an output partition). The coordinator
+// moves with its partition's leadership, loads the open transaction and
+// ends it; every input appears exactly once in eos-out for a
+// read_committed reader.
+func TestThreeNodesGroupTransactSessionKill(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		victim func(t *testing.T, cl *kgo.Client) int32
+	}{
+		{"coordinator", func(t *testing.T, cl *kgo.Client) int32 { return txnCoordinatorOf(t, cl, "eos-copier") }},
+		{"output leader", func(t *testing.T, cl *kgo.Client) int32 { return partitionLeaders(t, cl, "eos-out")[0] }},
+	} {
+		t.Run(tc.name, func(t *testing.T) { threeNodesEOS(t, tc.victim) })
+	}
+}
+
+func threeNodesEOS(t *testing.T, victim func(t *testing.T, cl *kgo.Client) int32) {
+	qc := startQuorumCluster(t, 3, txnClusterProps("3"))
+	qc.waitBrokers(3)
+	cl := client(t, qc.addrs[0])
+	createTopicRF(t, cl, "eos-in", 3, 3)
+	createTopicRF(t, cl, "eos-out", 3, 3)
+	const n = 300
+	in := client(t, qc.addrs[0], kgo.DefaultProduceTopic("eos-in"))
+	for i := range n {
+		produceSync(t, in, &kgo.Record{Key: []byte(strconv.Itoa(i % 7)), Value: []byte(strconv.Itoa(i))})
+	}
+	copied, killed := 0, int32(-1)
+	session := func() *kgo.GroupTransactSession {
+		s, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(qc.bootstrap()...), kgo.TransactionalID("eos-copier"),
+			kgo.ConsumerGroup("eos-group"), kgo.ConsumeTopics("eos-in"), kgo.DefaultProduceTopic("eos-out"),
+			kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+			kgo.TransactionTimeout(10*time.Second), kgo.FetchMaxPartitionBytes(1000), kgo.RetryTimeout(60*time.Second),
+			kgo.SessionTimeout(6*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	round := func(s *kgo.GroupTransactSession, cx context.Context, kill bool) error {
+		fs := s.PollFetches(cx)
+		if err := fs.Err0(); err != nil {
+			return err
+		}
+		if err := s.Begin(); err != nil {
+			return err
+		}
+		var recs []*kgo.Record
+		fs.EachRecord(func(r *kgo.Record) { recs = append(recs, &kgo.Record{Key: r.Key, Value: r.Value}) })
+		if err := s.ProduceSync(cx, recs...).FirstErr(); err != nil {
+			s.End(cx, kgo.TryAbort)
+			return err
+		}
+		if kill && len(recs) > 0 {
+			killed = victim(t, cl)
+			qc.kill(int(killed) - 1)
+		}
+		// After a kill the session ends its transaction against whichever
+		// node now coordinates it: committed or aborted, never both.
+		committed, err := s.End(cx, kgo.TryCommit)
+		if committed {
+			copied += len(recs)
+		}
+		if kill && len(recs) > 0 {
+			t.Logf("the transaction cut by the kill: committed %v, %v", committed, err)
+			return errKilled
+		}
+		return err
+	}
+	s := session()
+	cx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	for copied < n/3 && cx.Err() == nil {
+		if err := round(s, cx, false); err != nil {
+			t.Logf("round before the kill: %v", err)
+		}
+	}
+	for cx.Err() == nil {
+		if err := round(s, cx, true); errors.Is(err, errKilled) {
+			break
+		}
+	}
+	t.Logf("killed node %d mid-transaction after %d of %d records copied", killed, copied, n)
+	// The same session carries on against the two nodes left, as an
+	// application would.
+	defer s.Close()
+	live := qc.bootstrap()[0]
+	adm := kadm.NewClient(client(t, live))
+	deadline := time.Now().Add(100 * time.Second)
+	for time.Now().Before(deadline) && committedInput(t, adm) < n {
+		rctx, rcancel := context.WithTimeout(cx, 5*time.Second)
+		if err := round(s, rctx, false); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			t.Logf("round after the kill: %v", err)
+		}
+		rcancel()
+	}
+	if now := txnCoordinatorOf(t, client(t, live), "eos-copier"); now == killed {
+		t.Errorf("the coordinator is still the killed node %d", killed)
+	}
+	got := readAll(t, live, "eos-out", true, n)
+	seen := map[string]int{}
+	for _, v := range got {
+		seen[v]++
+	}
+	var missing, dup []string
+	for i := range n {
+		switch seen[strconv.Itoa(i)] {
+		case 0:
+			missing = append(missing, strconv.Itoa(i))
+		case 1:
+		default:
+			dup = append(dup, strconv.Itoa(i))
+		}
+	}
+	if len(missing) > 0 || len(dup) > 0 || len(got) != n {
+		t.Fatalf("read_committed output: %d records, %d inputs missing (%v), %d duplicated (%v)",
+			len(got), len(missing), head(missing), len(dup), head(dup))
+	}
 }
