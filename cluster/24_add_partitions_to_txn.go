@@ -13,14 +13,19 @@ package cluster
 // verified (verify_only: is the partition in the ongoing transaction?
 // INVALID_TXN_STATE if not) or added, answered per transaction.
 //
+// Authorization (Kafka's KafkaApis): a client's request needs Write on
+// the TransactionalId and on each topic, a broker's ClusterAction on the
+// cluster (authorize_txn.go).
+//
 // Not served: v5 (transaction version 2, which is not advertised).
 
 import (
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/acl"
+	"github.com/varve/varve/metadata"
 	vnet "github.com/varve/varve/net"
 	"github.com/varve/varve/txn"
 )
@@ -33,13 +38,17 @@ func serveAddPartitionsToTxn(b *Broker, r *vnet.Request, kreq kmsg.Request, _ fu
 	req := kreq.(*kmsg.AddPartitionsToTxnRequest)
 	resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
 	if r.Version >= 4 {
+		if err := b.clusterAuthError(r, acl.OpClusterAction); err != nil {
+			resp.ErrorCode = errorCode(err) // a broker's request: the whole batch is refused
+			return resp
+		}
 		for _, t := range req.Transactions {
 			resp.Transactions = append(resp.Transactions, b.addPartitionsBatched(t))
 		}
 		return resp
 	}
 	tps := requestedTxnPartitions(req.Topics)
-	codes := b.knownPartitions(tps)
+	codes := b.addPartitionsRefusals(r, req.TransactionalID, tps, true)
 	if codes == nil {
 		var code int16
 		b.txns.do(req.TransactionalID, func(c *txn.Coordinator) {
@@ -72,7 +81,7 @@ func (b *Broker) addPartitionsBatched(t kmsg.AddPartitionsToTxnRequestTransactio
 			tps = append(tps, txn.TopicPartition{Topic: rt.Topic, Partition: p})
 		}
 	}
-	codes := b.knownPartitions(tps)
+	codes := b.addPartitionsRefusals(nil, t.TransactionalID, tps, false)
 	if codes == nil {
 		b.txns.do(t.TransactionalID, func(c *txn.Coordinator) {
 			var code int16
@@ -114,29 +123,8 @@ func requestedTxnPartitions(topics []kmsg.AddPartitionsToTxnRequestTopic) []txn.
 	return tps
 }
 
-// knownPartitions is nil when every partition exists; otherwise the
-// codes to answer: UNKNOWN_TOPIC_OR_PARTITION for the missing ones,
-// OPERATION_NOT_ATTEMPTED for the rest (Kafka's
-// handleAddPartitionsToTxnRequest).
-func (b *Broker) knownPartitions(tps []txn.TopicPartition) map[txn.TopicPartition]int16 {
-	img := b.meta.image()
-	var codes map[txn.TopicPartition]int16
-	for _, tp := range tps {
-		t, ok := img.Topic(tp.Topic)
-		if ok && tp.Partition >= 0 && int(tp.Partition) < len(t.Partitions) {
-			continue
-		}
-		if codes == nil {
-			codes = map[txn.TopicPartition]int16{}
-		}
-		codes[tp] = kerr.UnknownTopicOrPartition.Code
-	}
-	if codes != nil {
-		for _, tp := range tps {
-			if _, bad := codes[tp]; !bad {
-				codes[tp] = kerr.OperationNotAttempted.Code
-			}
-		}
-	}
-	return codes
+// partitionExists reports whether the image has the partition.
+func partitionExists(img *metadata.Image, tp txn.TopicPartition) bool {
+	t, ok := img.Topic(tp.Topic)
+	return ok && tp.Partition >= 0 && int(tp.Partition) < len(t.Partitions)
 }

@@ -7,6 +7,10 @@ package cluster
 // offsets get the transaction's marker. PRODUCER_FENCED is
 // INVALID_PRODUCER_EPOCH before v2 (KIP-588).
 //
+// Authorization: Write on the TransactionalId
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), Read on the group
+// (GROUP_AUTHORIZATION_FAILED), as Kafka's KafkaApis.
+//
 // Not served: v4 (transaction version 2, which is not advertised).
 
 import (
@@ -26,6 +30,9 @@ func init() {
 func serveAddOffsetsToTxn(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.AddOffsetsToTxnRequest)
 	resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
+	if resp.ErrorCode = b.addOffsetsRefusal(r, req); resp.ErrorCode != 0 {
+		return resp // Write on the TransactionalId, Read on the group
+	}
 	tp := txn.TopicPartition{Topic: group.OffsetsTopic, Partition: group.PartitionFor(req.Group, len(b.groups.shards))}
 	b.txns.do(req.TransactionalID, func(c *txn.Coordinator) {
 		resp.ErrorCode = c.AddOffsets(time.Now(), req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp)

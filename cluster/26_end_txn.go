@@ -7,6 +7,9 @@ package cluster
 // markers are written to the partitions afterwards (txn_markers.go).
 // PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v2 (KIP-588).
 //
+// Authorization: Write on the TransactionalId
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), as Kafka's KafkaApis.
+//
 // Not served: v5 (transaction version 2, KIP-890 part 2's epoch bump at
 // every EndTxn, which is not advertised).
 
@@ -15,6 +18,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/acl"
 	vnet "github.com/varve/varve/net"
 	"github.com/varve/varve/txn"
 )
@@ -26,6 +30,9 @@ func init() {
 func serveEndTxn(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.EndTxnRequest)
 	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
+	if resp.ErrorCode = b.txnIDRefusal(r, acl.OpWrite, req.TransactionalID); resp.ErrorCode != 0 {
+		return resp
+	}
 	b.txns.do(req.TransactionalID, func(c *txn.Coordinator) {
 		resp.ErrorCode = c.EndTxn(time.Now(), req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit)
 	})

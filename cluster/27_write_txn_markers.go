@@ -16,6 +16,10 @@ package cluster
 // marker older than the producer's epoch), TRANSACTION_COORDINATOR_FENCED
 // (a coordinator epoch older than the last marker's), REQUEST_TIMED_OUT.
 //
+// Only a broker may send it: without ClusterAction on the cluster every
+// partition is CLUSTER_AUTHORIZATION_FAILED, as Kafka's
+// authorizeClusterOperation answers.
+//
 // A marker ends the producer's transaction in the log: the last stable
 // offset moves past it and an ABORT adds an entry to the transaction
 // index (segment/txn.go). Once a marker is acknowledged, the function
@@ -44,6 +48,9 @@ const txnMarkerTimeout = 30 * time.Second
 
 func serveWriteTxnMarkers(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.WriteTxnMarkersRequest)
+	if refused := b.refuseTxnMarkers(r, req); refused != nil {
+		return refused // ClusterAction on the cluster: only brokers write markers
+	}
 	resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
 	var waits []replica.ProducePartition
 	var where [][3]int // marker, topic and partition in resp of each wait

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -259,8 +260,13 @@ func TestWriteTxnMarkersErrors(t *testing.T) {
 	createTopic(t, b.addr, "fence", 1, nil)
 	c := client(t, b.addr)
 	produceTxn(t, c, "fence", txnID, txnRecords(t, 50, 3, 0, "v"))
+	var mu sync.Mutex // the function runs on a handler goroutine
 	var heard []int16
-	b.SetTxnMarkerWritten(func(_ string, _ int32, _ int64, epoch int16, _ bool) { heard = append(heard, epoch) })
+	b.SetTxnMarkerWritten(func(_ string, _ int32, _ int64, epoch int16, _ bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		heard = append(heard, epoch)
+	})
 	// Straight to the broker: the client would refuse the unknown topic
 	// itself.
 	codes := writeMarkersTo(t, c.Broker(int(brokerID(t, c))),
@@ -273,6 +279,8 @@ func TestWriteTxnMarkersErrors(t *testing.T) {
 	if !slices.Equal(codes, want) {
 		t.Fatalf("codes %v, want %v", codes, want)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if len(heard) != 1 || heard[0] != 3 {
 		t.Fatalf("markers heard %v: only the written one should be", heard)
 	}
@@ -322,14 +330,19 @@ func TestTxnProduceCheckIsReplaceable(t *testing.T) {
 	if code := produceTxn(t, c, "gate", nil, txnRecords(t, 70, 0, 0, "v")); code != kerr.TransactionalIDAuthorizationFailed.Code {
 		t.Fatalf("without a transactional id: %d", code)
 	}
+	var mu sync.Mutex // the check runs on a handler goroutine
 	var seen []string
 	b.SetTxnProduceCheck(func(id *string, topic string, p int32, records []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
 		seen = append(seen, fmt.Sprintf("%s/%d", topic, p))
 		return kerr.InvalidTxnState
 	})
 	if code := produceTxn(t, c, "gate", txnID, txnRecords(t, 70, 0, 0, "v")); code != kerr.InvalidTxnState.Code {
 		t.Fatalf("replaced check: %d", code)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if !slices.Equal(seen, []string{"gate/0"}) {
 		t.Fatalf("check saw %v", seen)
 	}

@@ -9,6 +9,11 @@ package cluster
 // txn_offsets.go; completeGroupTxn below). PRODUCER_FENCED is
 // INVALID_PRODUCER_EPOCH before v3 (KIP-588).
 //
+// Authorization, as Kafka's KafkaApis: Write on the TransactionalId
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), Read on the group
+// (GROUP_AUTHORIZATION_FAILED), Read on each topic
+// (TOPIC_AUTHORIZATION_FAILED), answered per partition.
+//
 // Not served: v4 and up (transaction version 2, which is not advertised).
 
 import (
@@ -26,8 +31,12 @@ func init() {
 
 func serveTxnOffsetCommit(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.TxnOffsetCommitRequest)
-	var resp *kmsg.TxnOffsetCommitResponse
-	b.groups.do(req.Group, func(c *group.Coordinator) { resp = c.TxnCommitOffsets(time.Now(), req) })
+	sub, refused := b.authorizeTxnOffsetCommit(r, req)
+	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+	if len(sub.Topics) > 0 || len(refused) == 0 {
+		b.groups.do(req.Group, func(c *group.Coordinator) { resp = c.TxnCommitOffsets(time.Now(), sub) })
+	}
+	resp.Topics = append(resp.Topics, refused...)
 	for i := range resp.Topics {
 		for j := range resp.Topics[i].Partitions {
 			p := &resp.Topics[i].Partitions[j]

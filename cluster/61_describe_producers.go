@@ -8,7 +8,8 @@ package cluster
 // and the first offset of its open transaction (-1 if none), which is
 // what kafka-transactions find-hanging looks for. A partition that does
 // not exist gets UNKNOWN_TOPIC_OR_PARTITION, one led elsewhere
-// NOT_LEADER_OR_FOLLOWER.
+// NOT_LEADER_OR_FOLLOWER. Authorization: Read on the topic, else
+// TOPIC_AUTHORIZATION_FAILED for its partitions (Kafka's KafkaApis).
 
 import (
 	"cmp"
@@ -17,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/acl"
 	vnet "github.com/varve/varve/net"
 	"github.com/varve/varve/segment"
 )
@@ -32,12 +34,15 @@ func serveDescribeProducers(b *Broker, r *vnet.Request, kreq kmsg.Request, _ fun
 	for _, t := range req.Topics {
 		rt := kmsg.NewDescribeProducersResponseTopic()
 		rt.Topic = t.Topic
+		topicErr := b.topicAuthError(r, acl.OpRead, t.Topic)
 		for _, p := range t.Partitions {
 			rp := kmsg.NewDescribeProducersResponseTopicPartition()
 			rp.Partition = p
 			tp := segment.TopicPartition{Topic: t.Topic, Partition: p}
 			part, ok := b.parts.Partition(tp)
 			switch {
+			case topicErr != nil:
+				rp.ErrorCode = errorCode(topicErr)
 			case !ok:
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			case !part.IsLeader():

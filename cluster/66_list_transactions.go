@@ -9,6 +9,8 @@ package cluster
 // and match nothing; a pattern that is not a valid regular expression is
 // INVALID_REQUEST. A partition still loading makes the answer
 // COORDINATOR_LOAD_IN_PROGRESS, with the ids of the partitions loaded.
+// Only the ids the principal may describe are listed (Describe on the
+// TransactionalId, Kafka's KafkaApis).
 
 import (
 	"regexp"
@@ -17,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/varve/varve/acl"
 	vnet "github.com/varve/varve/net"
 	"github.com/varve/varve/txn"
 )
@@ -44,6 +47,9 @@ func serveListTransactions(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func
 				resp.ErrorCode = code
 			}
 			for _, l := range ls {
+				if b.txnIDRefusal(r, acl.OpDescribe, l.TransactionalID) != 0 {
+					continue // only the ids the principal may describe
+				}
 				st := kmsg.NewListTransactionsResponseTransactionState()
 				st.TransactionalID, st.ProducerID, st.TransactionState = l.TransactionalID, l.ProducerID, l.State.String()
 				resp.TransactionStates = append(resp.TransactionStates, st)

@@ -32,6 +32,19 @@ package cluster
 //	InitProducerId            Write on the TransactionalId; without one,
 //	                          IdempotentWrite on the cluster or Write on any
 //	                          topic (KIP-679, Kafka 3.0+)
+//	AddPartitionsToTxn        v0-3 (clients): Write on the TransactionalId
+//	                          (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), Write on
+//	                          each topic, never an internal topic; v4 (brokers,
+//	                          KIP-890): ClusterAction on the cluster
+//	AddOffsetsToTxn           Write on the TransactionalId, Read on the group
+//	EndTxn                    Write on the TransactionalId
+//	TxnOffsetCommit           Write on the TransactionalId, Read on the group,
+//	                          Read on each topic
+//	WriteTxnMarkers           ClusterAction on the cluster
+//	DescribeTransactions      Describe on each TransactionalId; only the topics
+//	                          the principal may describe are listed
+//	ListTransactions          only the TransactionalIds the principal may describe
+//	DescribeProducers         Read on each topic
 //	DescribeLogDirs           Describe on the cluster (no directory otherwise)
 //	ElectLeaders, AlterPartitionReassignments
 //	                          Alter on the cluster

@@ -16,6 +16,7 @@ func TestACLRefusalsPerAPI(t *testing.T) {
 	}
 	bob, admin := n.as(t, "bob"), n.as(t, "admin")
 	tac, gac, cac := kerr.TopicAuthorizationFailed.Code, kerr.GroupAuthorizationFailed.Code, kerr.ClusterAuthorizationFailed.Code
+	xac := kerr.TransactionalIDAuthorizationFailed.Code
 	for _, tc := range []struct {
 		name string
 		req  func() kmsg.Request
@@ -115,6 +116,71 @@ func TestACLRefusalsPerAPI(t *testing.T) {
 			r.Operation, r.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
 			return r
 		}, func(r kmsg.Response) int16 { return r.(*kmsg.DescribeACLsResponse).ErrorCode }, cac},
+		// The transaction APIs. Kafka: KafkaApis' handlers of
+		// AddPartitionsToTxn (v4, a broker's: ClusterAction), AddOffsetsToTxn,
+		// EndTxn, TxnOffsetCommit, WriteTxnMarkers, DescribeTransactions and
+		// DescribeProducers.
+		{"AddPartitionsToTxn v4", func() kmsg.Request {
+			r := kmsg.NewPtrAddPartitionsToTxnRequest()
+			tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
+			tx.TransactionalID, tx.ProducerID, tx.VerifyOnly = "tx", 1, true
+			tt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+			tt.Topic, tt.Partitions = "t", []int32{0}
+			tx.Topics = append(tx.Topics, tt)
+			r.Transactions = append(r.Transactions, tx)
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.AddPartitionsToTxnResponse).ErrorCode }, cac},
+		{"AddOffsetsToTxn", func() kmsg.Request {
+			r := kmsg.NewPtrAddOffsetsToTxnRequest()
+			r.TransactionalID, r.ProducerID, r.Group = "tx", 1, "g"
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.AddOffsetsToTxnResponse).ErrorCode }, xac},
+		{"EndTxn", func() kmsg.Request {
+			r := kmsg.NewPtrEndTxnRequest()
+			r.TransactionalID, r.ProducerID, r.Commit = "tx", 1, true
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.EndTxnResponse).ErrorCode }, xac},
+		{"TxnOffsetCommit", func() kmsg.Request {
+			r := kmsg.NewPtrTxnOffsetCommitRequest()
+			r.TransactionalID, r.Group, r.ProducerID, r.Generation = "tx", "g", 1, -1
+			rt := kmsg.NewTxnOffsetCommitRequestTopic()
+			rt.Topic = "t"
+			rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+			rp.Offset = 1
+			rt.Partitions = append(rt.Partitions, rp)
+			r.Topics = append(r.Topics, rt)
+			return r
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+		}, xac},
+		{"WriteTxnMarkers", func() kmsg.Request {
+			r := kmsg.NewPtrWriteTxnMarkersRequest()
+			m := kmsg.NewWriteTxnMarkersRequestMarker()
+			m.ProducerID, m.ProducerEpoch, m.Committed = 1, 0, false
+			mt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+			mt.Topic, mt.Partitions = "t", []int32{0}
+			m.Topics = append(m.Topics, mt)
+			r.Markers = append(r.Markers, m)
+			return r
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.WriteTxnMarkersResponse).Markers[0].Topics[0].Partitions[0].ErrorCode
+		}, cac},
+		{"DescribeTransactions", func() kmsg.Request {
+			r := kmsg.NewPtrDescribeTransactionsRequest()
+			r.TransactionalIDs = []string{"tx"}
+			return r
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.DescribeTransactionsResponse).TransactionStates[0].ErrorCode
+		}, xac},
+		{"DescribeProducers", func() kmsg.Request {
+			r := kmsg.NewPtrDescribeProducersRequest()
+			rt := kmsg.NewDescribeProducersRequestTopic()
+			rt.Topic, rt.Partitions = "t", []int32{0}
+			r.Topics = append(r.Topics, rt)
+			return r
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.DescribeProducersResponse).Topics[0].Partitions[0].ErrorCode
+		}, tac},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.code(request[kmsg.Response](t, bob, tc.req())); got != tc.want {

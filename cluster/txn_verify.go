@@ -18,9 +18,9 @@ import (
 // instead of opening a transaction no coordinator will end (a hanging
 // transaction that would hold the last stable offset back).
 //
-// Verified when this node coordinates the transactional id (always, on
-// one node); the produce of a transaction coordinated by another node is
-// taken unverified (the AddPartitionsToTxn v4 request to it is not sent).
+// Verified by this node's coordinator when it coordinates the
+// transactional id (always, on one node), else by the node that does,
+// asked with AddPartitionsToTxn v4 (txn_verify_remote.go).
 // With transaction version 1 the epoch is the same from one transaction
 // to the next, so a produce delayed past the producer's next
 // AddPartitionsToTxn of the same partition is taken into the next
@@ -44,7 +44,25 @@ func (b *Broker) verifyTxnProduce(transactionalID *string, topic string, partiti
 	if code == 0 {
 		code = codes[tp]
 	}
+	if code == kerr.NotCoordinator.Code {
+		if b.ctrl == nil {
+			return nil // one node: no __transaction_state, so no transaction to hold the produce to
+		}
+		code = b.verifyElsewhere(id, h.ProducerID, h.ProducerEpoch, tp)
+	}
 	return produceVerifyError(code, id, tp)
+}
+
+// verifyElsewhere asks the node that coordinates id
+// (txn_verify_remote.go); COORDINATOR_NOT_AVAILABLE when no node leads
+// its partition, or the image says this one does but its coordinator
+// does not know it yet.
+func (b *Broker) verifyElsewhere(id string, producerID int64, epoch int16, tp txn.TopicPartition) int16 {
+	node, ok := b.txnCoordinatorNode(id)
+	if !ok || node == b.nodeID {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	return b.txns.verifier.verify(node, id, producerID, epoch, tp)
 }
 
 // produceVerifyError is what the producer is told (Kafka's
@@ -54,10 +72,11 @@ func (b *Broker) verifyTxnProduce(transactionalID *string, topic string, partiti
 func produceVerifyError(code int16, id string, tp txn.TopicPartition) error {
 	e := kerr.ErrorForCode(code)
 	switch code {
-	case 0, kerr.NotCoordinator.Code:
-		return nil // verified, or coordinated by another node
-	case kerr.ConcurrentTransactions.Code, kerr.CoordinatorLoadInProgress.Code, kerr.CoordinatorNotAvailable.Code:
-		e = kerr.NotEnoughReplicas
+	case 0:
+		return nil
+	case kerr.ConcurrentTransactions.Code, kerr.CoordinatorLoadInProgress.Code, kerr.CoordinatorNotAvailable.Code,
+		kerr.NotCoordinator.Code, kerr.NetworkException.Code, kerr.RequestTimedOut.Code:
+		e = kerr.NotEnoughReplicas // the coordinator is moving or unreachable: the producer retries
 	case kerr.ProducerFenced.Code:
 		e = kerr.InvalidProducerEpoch
 	}

@@ -28,6 +28,9 @@ type txnCoordinator struct {
 	b       *Broker
 	shards  []*txnShard
 	markers markerWriter
+	// verifier asks other nodes' coordinators about transactional
+	// produces (KIP-890 part 1, txn_verify_remote.go).
+	verifier *txnVerifier
 
 	create sync.Mutex // serialises creating __transaction_state
 
@@ -51,6 +54,7 @@ func (b *Broker) newTxnCoordinator() *txnCoordinator {
 	}
 	tc := &txnCoordinator{b: b, wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	tc.markers = brokerMarkerWriter{b: b}
+	tc.verifier = newTxnVerifier(b.sendVerify, b.cfg.ReplicaSocketTimeoutMs.Duration())
 	b.SetTxnProduceCheck(b.verifyTxnProduce) // txn_verify.go
 	b.SetTxnMarkerWritten(func(topic string, p int32, pid int64, _ int16, commit bool) {
 		if topic == group.OffsetsTopic { // the offsets a transaction committed there
