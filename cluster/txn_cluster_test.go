@@ -192,6 +192,10 @@ func threeNodesEOS(t *testing.T, victim func(t *testing.T, cl *kgo.Client) int32
 			return err
 		}
 		if err := s.Begin(); err != nil {
+			// An End that failed (the coordinator restarting or moving)
+			// can leave the session inside its transaction: abort it, so
+			// the next round begins a new one.
+			s.End(cx, kgo.TryAbort)
 			return err
 		}
 		var recs []*kgo.Record

@@ -154,6 +154,10 @@ func TestGroupTransactSessionSurvivesKillNine(t *testing.T) {
 			return err
 		}
 		if err := s.Begin(); err != nil {
+			// An End that failed (the coordinator restarting or moving)
+			// can leave the session inside its transaction: abort it, so
+			// the next round begins a new one.
+			s.End(cx, kgo.TryAbort)
 			return err
 		}
 		var recs []*kgo.Record
