@@ -185,3 +185,18 @@ func TestAgainstVarveServer(t *testing.T) {
 		}
 	}
 }
+
+// Every runs.csv row has a value under each column, the back-offs
+// where the header says.
+func TestRunRowMatchesHeader(t *testing.T) {
+	r := run1(2, 10, modeTxn, sysVarve, 100)
+	r.backoffs, r.load1 = 7, 1.5
+	row := runRow(r)
+	if len(row) != len(runsHeader) {
+		t.Fatalf("%d values under %d columns", len(row), len(runsHeader))
+	}
+	at := slices.Index(runsHeader, "concurrent_txn_backoffs")
+	if row[at] != "7" || row[len(row)-1] != "1.5" {
+		t.Errorf("row %v", row)
+	}
+}

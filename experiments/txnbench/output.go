@@ -29,16 +29,23 @@ func writeResults(s *harness.Session, cfg config, settings map[string]string, rs
 	return os.WriteFile(filepath.Join(s.Out, "summary.md"), []byte(summary(s, cfg, settings, cs, rs, reads)), 0o644)
 }
 
+// runsHeader names the columns of runs.csv, one row per timed run.
+var runsHeader = []string{"rep", "records_per_round", "mode", "system", "records", "rounds", "seconds",
+	"records_per_s", "round_p50_ms", "round_p99_ms", "concurrent_txn_backoffs", "load1"}
+
+func runRow(r runResult) []string {
+	return []string{strconv.Itoa(r.rep), strconv.Itoa(r.perTxn), r.mode, r.system,
+		strconv.FormatInt(r.records, 10), strconv.FormatInt(r.rounds, 10), harness.G(r.elapsed.Seconds()),
+		harness.G(r.recordsPerSec()), harness.G(roundP50(r) / 1e6), harness.G(roundP99(r) / 1e6),
+		strconv.FormatInt(r.backoffs, 10), harness.G(r.load1)}
+}
+
 func writeRunsCSV(path string, rs []runResult) error {
-	header := []string{"rep", "records_per_round", "mode", "system", "records", "rounds", "seconds",
-		"records_per_s", "round_p50_ms", "round_p99_ms", "concurrent_txn_backoffs", "load1"}
 	var rows [][]string
 	for _, r := range rs {
-		rows = append(rows, []string{strconv.Itoa(r.rep), strconv.Itoa(r.perTxn), r.mode, r.system,
-			strconv.FormatInt(r.records, 10), strconv.FormatInt(r.rounds, 10), harness.G(r.elapsed.Seconds()),
-			harness.G(r.recordsPerSec()), harness.G(roundP50(r) / 1e6), harness.G(roundP99(r) / 1e6), harness.G(r.load1)})
+		rows = append(rows, runRow(r))
 	}
-	return harness.WriteCSV(path, header, rows)
+	return harness.WriteCSV(path, runsHeader, rows)
 }
 
 func writeCellsCSV(path string, cs []cell) error {
