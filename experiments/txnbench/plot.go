@@ -69,6 +69,7 @@ func barPlot(dir, file, title string, names []string, series []bars) error {
 	}
 	p.NominalX(names...)
 	p.Y.Min = 0
+	p.Y.Max *= 1.25 // room for the legend above the tallest bar
 	for _, ext := range []string{".png", ".svg"} {
 		if err := p.Save(8*vg.Inch, 4*vg.Inch, filepath.Join(dir, file+ext)); err != nil {
 			return fmt.Errorf("save plot %s: %w", file, err)
