@@ -46,6 +46,7 @@ type delta struct {
 	brokersOwned bool
 	topicsOwned  bool
 	scramOwned   bool
+	quotasOwned  bool
 	owned        map[TopicID]bool // topics copied (or created) by this delta
 	resort       bool             // a topic was created or removed
 	aclsOwned    bool             // next.acls is this delta's copy
@@ -79,6 +80,8 @@ func (d *delta) replay(r Record) error {
 		return d.scramCredential(r)
 	case RemoveUserScramCredentialRecord:
 		return d.removeScramCredential(r)
+	case ClientQuotaRecord:
+		return d.clientQuota(r)
 	case AccessControlEntryRecord:
 		return d.addACL(r)
 	case RemoveAccessControlEntryRecord:

@@ -40,7 +40,7 @@ func genStep(t *rapid.T, img *Image) Record {
 		}
 		return id, 1
 	}
-	switch rapid.IntRange(0, 11).Draw(t, "kind") {
+	switch rapid.IntRange(0, 12).Draw(t, "kind") {
 	case 0:
 		r := genRegisterBroker(t).(RegisterBrokerRecord)
 		r.BrokerID = rapid.Int32Range(0, 4).Draw(t, "broker")
@@ -77,6 +77,8 @@ func genStep(t *rapid.T, img *Image) Record {
 		r.ResourceType, r.ResourceName = ConfigResourceTopic, tp.Name
 		r.Name = rapid.SampledFrom([]string{"retention.ms", "segment.bytes", "cleanup.policy"}).Draw(t, "config")
 		return r
+	case 12:
+		return genClientQuota(t)
 	case 10:
 		return ProducerIdsRecord{BrokerID: rapid.Int32Range(0, 4).Draw(t, "broker"), BrokerEpoch: rapid.Int64().Draw(t, "epoch"),
 			NextProducerID: img.ProducerIDs().NextProducerID + rapid.Int64Range(0, 2000).Draw(t, "ids")}
