@@ -91,7 +91,6 @@ func quotaRec(user, client *string, key string, v float64, remove bool) ClientQu
 	return ClientQuotaRecord{Entity: ent, Key: key, Value: v, Remove: remove}
 }
 
-
 // Kafka: ClientQuotaControlManager.replay. A value replaces the key's
 // previous one, a removal drops it, an entity without values is gone;
 // the image before the change is untouched. Entities of unknown types,
