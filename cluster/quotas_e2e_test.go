@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func strp(s string) *string { return &s }
@@ -217,5 +219,68 @@ func TestConsumerByteRateQuota(t *testing.T) {
 	t.Logf("free: %v (%d throttles); limited: %v (%d throttles)", free, freeThrottles, limited, limitedThrottles)
 	if limited < 2*time.Second || limitedThrottles == 0 || freeThrottles != 0 {
 		t.Errorf("6 MiB at 1 MiB/s took %v with %d throttles; without a quota %v with %d", limited, limitedThrottles, free, freeThrottles)
+	}
+}
+
+// Kafka: KIP-546 through KIP-590 in a cluster. AlterClientQuotas sent
+// to any broker reaches the active controller, and the answer leaves
+// once that broker's image shows the change: DescribeClientQuotas on the
+// same broker sees it at once, and every other broker soon after.
+func TestClusterClientQuotas(t *testing.T) {
+	tc := startQuorumCluster(t, 3, nil)
+	tc.waitBrokers(3)
+	adm := kadm.NewClient(client(t, tc.addrs[1]))
+	ent := kadm.ClientQuotaEntity{{Type: "user", Name: strp("alice")}, {Type: "client-id"}}
+	altered, err := adm.AlterClientQuotas(ctx(t), []kadm.AlterClientQuotaEntry{
+		{Entity: ent, Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 4096}}},
+		{Entity: ent, Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 1.5}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if altered[0].Err != nil || !errors.Is(altered[1].Err, kerr.InvalidRequest) {
+		t.Fatalf("altered %+v", altered)
+	}
+	described := func(addr string) string {
+		qs, err := kadm.NewClient(client(t, addr)).DescribeClientQuotas(ctx(t), true, []kadm.DescribeClientQuotaComponent{
+			{Type: "user", MatchName: strp("alice")}, {Type: "client-id", MatchType: 1}})
+		if err != nil || len(qs) != 1 {
+			return fmt.Sprint(qs, err)
+		}
+		return qs[0].Values[0].String()
+	}
+	if got := described(tc.addrs[1]); got != "producer_byte_rate=4096.000000" {
+		t.Fatalf("the broker that answered: %s", got)
+	}
+	for _, addr := range tc.addrs {
+		waitWithin(t, 10*time.Second, "the quota on "+addr, func() bool { return described(addr) == "producer_byte_rate=4096.000000" })
+	}
+}
+
+// Kafka: KIP-124. request_percentage bounds the handler time of a
+// client's requests (100 is one handler busy all the time): a client id
+// with a tiny one is throttled, through throttle_time_ms of responses
+// that have one (Metadata here), and another is not.
+func TestRequestPercentageQuota(t *testing.T) {
+	node := startBroker(t, t.TempDir(), map[string]string{"quota.window.num": "3"})
+	adm := kadm.NewClient(client(t, node.addr))
+	if _, err := adm.AlterClientQuotas(ctx(t), []kadm.AlterClientQuotaEntry{{Entity: kadm.ClientQuotaEntity{{Type: "client-id", Name: strp("busy")}},
+		Ops: []kadm.AlterClientQuotaOp{{Key: "request_percentage", Value: 0.001}}}}); err != nil {
+		t.Fatal(err)
+	}
+	maxThrottle := func(clientID string) int32 {
+		cl := client(t, node.addr, kgo.ClientID(clientID))
+		var most int32
+		for range 20 {
+			resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx(t), cl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			most = max(most, resp.ThrottleMillis)
+		}
+		return most
+	}
+	if busy, idle := maxThrottle("busy"), maxThrottle("idle"); busy == 0 || idle != 0 {
+		t.Fatalf("throttle_time_ms: busy %d, idle %d", busy, idle)
 	}
 }
