@@ -1,7 +1,8 @@
 // Package metadata is the cluster's metadata as Kafka's KRaft brokers
 // hold it: an immutable Image (brokers, topics and their partitions,
 // configuration overrides, the producer-id block, finalized feature
-// levels, SCRAM credentials, client quotas: quota.go, ACLs by id:
+// levels, SCRAM credentials, client quotas: quota.go, dynamic broker
+// settings: broker_config.go, ACLs by id:
 // image_acl.go) and the records that change it.
 //
 // A change is a list of records (TopicRecord, PartitionRecord,

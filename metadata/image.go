@@ -24,6 +24,8 @@ type Image struct {
 
 	scram  map[ScramKey]ScramCredential       // SCRAM credentials (scram.go); copied on write
 	quotas map[QuotaEntity]map[string]float64 // client quota values (quota.go); copied on write
+
+	brokerConfigs map[string]map[string]string // dynamic broker settings by resource name (broker_config.go); copied on write
 }
 
 // Broker is a registered broker.
