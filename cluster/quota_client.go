@@ -95,11 +95,12 @@ func resolveQuota(img *metadata.Image, key, user, clientID string) (float64, quo
 
 // record adds value to the client's rate and returns how long the
 // client is to be throttled: 0 when it is within its quota or has none.
-func (m *clientQuotaManager) record(img *metadata.Image, user, clientID string, value float64) time.Duration {
-	if m == nil || img == nil {
+// user is asked for only when some quota exists.
+func (m *clientQuotaManager) record(img *metadata.Image, user func() string, clientID string, value float64) time.Duration {
+	if m == nil || img == nil || !img.HasClientQuotas() {
 		return 0
 	}
-	bound, key, ok := resolveQuota(img, m.key, user, clientID)
+	bound, key, ok := resolveQuota(img, m.key, user(), clientID)
 	if !ok || !(bound > 0) {
 		return 0
 	}

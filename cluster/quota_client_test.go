@@ -67,27 +67,27 @@ func TestClientQuotaThrottleTime(t *testing.T) {
 	m := newClientQuotaManager("producer_byte_rate", 11, time.Second, func() time.Time { return now })
 	img := quotaImage(t, map[metadata.QuotaEntity]float64{{ClientID: metadata.DefaultEntity()}: 1000})
 	// 10 windows of 1000 B/s allow 10000 bytes at once.
-	if d := m.record(img, "u", "a", 10000); d != 0 {
+	if d := m.record(img, func() string { return "u" }, "a", 10000); d != 0 {
 		t.Fatalf("within the quota: throttle %v", d)
 	}
 	// 20000 bytes over 10 s is 2000 B/s: (2000-1000)/1000 * 10 s.
-	if d := m.record(img, "u", "a", 10000); d != 10*time.Second {
+	if d := m.record(img, func() string { return "u" }, "a", 10000); d != 10*time.Second {
 		t.Fatalf("twice the quota: throttle %v, want 10s", d)
 	}
-	if d := m.record(img, "u", "b", 5000); d != 0 {
+	if d := m.record(img, func() string { return "u" }, "b", 5000); d != 0 {
 		t.Fatalf("another client id shares the first one's sensor: throttle %v", d)
 	}
 	// After the whole window (11 s) the samples are obsolete.
 	now = now.Add(12 * time.Second)
-	if d := m.record(img, "u", "a", 5000); d != 0 {
+	if d := m.record(img, func() string { return "u" }, "a", 5000); d != 0 {
 		t.Fatalf("after the window: throttle %v", d)
 	}
 	// A huge request is throttled for the whole window at most.
-	if d := m.record(img, "u", "a", 1e9); d != 11*time.Second {
+	if d := m.record(img, func() string { return "u" }, "a", 1e9); d != 11*time.Second {
 		t.Fatalf("huge request: throttle %v, want the 11 s window", d)
 	}
 	// No quota: nothing measured.
-	if d := m.record(quotaImage(t, nil), "u", "a", 1e12); d != 0 {
+	if d := m.record(quotaImage(t, nil), func() string { return "u" }, "a", 1e12); d != 0 {
 		t.Fatalf("no quota: throttle %v", d)
 	}
 }

@@ -35,7 +35,14 @@ func newClientQuotas(cfg *config.Broker, now func() time.Time) clientQuotas {
 // quotaUser is the user a request's quotas are looked up by: the
 // principal's name (Kafka's KafkaPrincipal.getName, ANONYMOUS when
 // unauthenticated).
+func (b *Broker) quotaUserOf(r *vnet.Request) func() string {
+	return func() string { return b.quotaUser(r) }
+}
+
 func (b *Broker) quotaUser(r *vnet.Request) string {
+	if r.Conn.State == nil {
+		return "ANONYMOUS" // a request made in process, with no connection
+	}
 	p := b.sec.principal(r)
 	if i := strings.IndexByte(p, ':'); i >= 0 {
 		return p[i+1:]
@@ -54,7 +61,7 @@ func (b *Broker) produceQuota(r *vnet.Request, req *kmsg.ProduceRequest, respond
 			n += len(p.Records)
 		}
 	}
-	d := b.clientQuotas.produce.record(b.meta.image(), b.quotaUser(r), r.ClientID, float64(n))
+	d := b.clientQuotas.produce.record(b.meta.image(), b.quotaUserOf(r), r.ClientID, float64(n))
 	if d <= 0 {
 		return 0, respond
 	}
@@ -75,7 +82,7 @@ func (b *Broker) fetchQuota(r *vnet.Request, respond func(vnet.Response)) func(v
 				n += int64(len(p.Bytes))
 			}
 		}
-		d := b.clientQuotas.fetch.record(b.meta.image(), b.quotaUser(r), r.ClientID, float64(n))
+		d := b.clientQuotas.fetch.record(b.meta.image(), b.quotaUserOf(r), r.ClientID, float64(n))
 		if d <= 0 {
 			respond(resp)
 			return
@@ -97,7 +104,7 @@ func (b *Broker) requestQuota(r *vnet.Request, resp kmsg.Response, took time.Dur
 	case kmsg.ApiVersions.Int16(), kmsg.SASLHandshake.Int16(), kmsg.SASLAuthenticate.Int16():
 		return 0
 	}
-	d := b.clientQuotas.request.record(b.meta.image(), b.quotaUser(r), r.ClientID, float64(took)*100/float64(time.Second))
+	d := b.clientQuotas.request.record(b.meta.image(), b.quotaUserOf(r), r.ClientID, float64(took)*100/float64(time.Second))
 	tr, ok := resp.(kmsg.ThrottleResponse)
 	if !ok {
 		return 0 // no throttle field to tell the client with

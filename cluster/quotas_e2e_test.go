@@ -260,7 +260,8 @@ func TestClusterClientQuotas(t *testing.T) {
 // Kafka: KIP-124. request_percentage bounds the handler time of a
 // client's requests (100 is one handler busy all the time): a client id
 // with a tiny one is throttled, through throttle_time_ms of responses
-// that have one (Metadata here), and another is not.
+// that have one (DescribeCluster here, which the client never answers
+// from a cache as it may Metadata), and another is not.
 func TestRequestPercentageQuota(t *testing.T) {
 	node := startBroker(t, t.TempDir(), map[string]string{"quota.window.num": "3"})
 	adm := kadm.NewClient(client(t, node.addr))
@@ -272,7 +273,7 @@ func TestRequestPercentageQuota(t *testing.T) {
 		cl := client(t, node.addr, kgo.ClientID(clientID))
 		var most int32
 		for range 20 {
-			resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx(t), cl)
+			resp, err := kmsg.NewPtrDescribeClusterRequest().RequestWith(ctx(t), cl)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -160,6 +160,9 @@ func (img *Image) ClientQuotas(e QuotaEntity) map[string]float64 {
 	return img.quotas[e]
 }
 
+// HasClientQuotas reports whether any entity has quota values.
+func (img *Image) HasClientQuotas() bool { return len(img.quotas) > 0 }
+
 // QuotaEntities returns every entity with quota values, ordered by
 // user, client id, then IP; in each, an absent part first, then the
 // default, then names.
