@@ -47,6 +47,7 @@ func init() {
 func serveProduce(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	resp.ThrottleMillis, respond = b.produceQuota(r, req, respond) // KIP-13, KIP-219
 	failed, gate := false, b.newProduceGate(r, req)
 	var acks []replica.ProducePartition // acks=all: appended, waiting for the high watermark
 	var where [][2]int                  // each one's topic and partition in resp

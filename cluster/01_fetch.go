@@ -110,6 +110,9 @@ func serveFetch(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vnet
 	req := kreq.(*kmsg.FetchRequest)
 	from := fetcher{replica: fetchReplicaID(r.Version, req), rack: req.Rack, rackAware: r.Version >= 11,
 		readCommitted: r.Version >= 4 && req.IsolationLevel == 1}
+	if from.replica < 0 {
+		respond = b.fetchQuota(r, respond) // KIP-13, KIP-219: consumers only
+	}
 	scope := b.scopeFetch(r.Version, req, from.replica)
 	b.authorizeFetch(r, scope.topics, from.replica >= 0)
 	if scope.sessionRefused() {

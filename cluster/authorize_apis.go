@@ -55,6 +55,8 @@ package cluster
 //	                          Describe / Alter on the cluster
 //	DescribeUserScramCredentials / AlterUserScramCredentials
 //	                          Describe / Alter on the cluster
+//	DescribeClientQuotas / AlterClientQuotas
+//	                          DescribeConfigs / AlterConfigs on the cluster
 //
 // ApiVersions, SaslHandshake and SaslAuthenticate need nothing.
 

@@ -34,6 +34,7 @@ type Broker struct {
 
 	meta         *metaSource
 	quota        *mutationQuota // controller mutations (KIP-599); nil: unbounded
+	clientQuotas clientQuotas   // produce, fetch and request quotas (quota_enforce.go)
 	topicConfigs sync.Map       // topic name -> config.Topic, see topicConfig
 	parts        *replica.Manager
 	metrics      *metrics
@@ -116,6 +117,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 		return b.openControllerOnly()
 	}
 	b.quota = newMutationQuota(cfg.ControllerMutationRate, cfg.ControllerQuotaWindowNum, time.Duration(cfg.ControllerQuotaWindowSizeSeconds)*time.Second, time.Now)
+	b.clientQuotas = newClientQuotas(cfg, time.Now)
 	b.metrics = newMetrics(b) // before the logs open: they report flushes to it
 	b.parts, err = replica.OpenReplicated(b.replicaConfig(), b.replicationConfig())
 	if err != nil {
@@ -344,7 +346,13 @@ func (b *Broker) Serve(r *vnet.Request, respond func(vnet.Response)) {
 	}
 	if resp := a.serve(b, r, req, wrapped); resp != nil {
 		resp.SetVersion(r.Version)
-		wrapped(bytesResponse(resp.AppendTo(nil)))
+		throttle := b.requestQuota(r, resp, time.Since(start))
+		out := bytesResponse(resp.AppendTo(nil))
+		if throttle > 0 {
+			throttled(r, out, throttle, wrapped)
+			return
+		}
+		wrapped(out)
 	}
 }
 

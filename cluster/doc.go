@@ -30,6 +30,13 @@
 // Creations and deletions count against Kafka's controller mutation
 // quota (KIP-599, quota.go).
 //
+// Client quotas (KIP-13, KIP-124, KIP-546) are metadata: AlterClientQuotas
+// and DescribeClientQuotas (48, 49) change and list them, and each
+// Produce, consumer Fetch and request answered at once is measured
+// against the quota Kafka's DefaultQuotaCallback picks for its user and
+// client id (quota_client.go); a client over it gets throttle_time_ms and
+// its connection stays muted for that time (KIP-219, quota_enforce.go).
+//
 // In a cluster (quorum_mode.go) a node is a broker and a voter
 // (process.roles=broker,controller), a broker alone that follows the
 // metadata log as a raft learner (process.roles=broker), or a

@@ -40,6 +40,7 @@ type metaFile struct {
 	Deleting       []topicMeta           `json:"deleting,omitempty"`
 	Scram          []scramMeta           `json:"scram_credentials,omitempty"`
 	ACLs           []aclMeta             `json:"acls,omitempty"`
+	Quotas         []quotaMeta           `json:"client_quotas,omitempty"`
 	// Features are the finalized feature levels (KIP-584), and
 	// Epoch counts the file's writes: ApiVersions reports it as the
 	// finalized features' epoch, where a cluster reports its metadata
@@ -159,6 +160,7 @@ func (s *metaSource) replay(f metaFile, self metadata.RegisterBrokerRecord) []me
 		recs = append(recs, metadata.ProducerIdsRecord{BrokerID: s.nodeID, NextProducerID: f.ProducerIDNext})
 	}
 	recs = append(recs, scramRecords(f.Scram)...)
+	recs = append(recs, quotaRecords(f.Quotas)...)
 	return append(recs, aclRecords(f.ACLs)...)
 }
 
@@ -291,6 +293,7 @@ func (s *metaSource) persistLocked(img *metadata.Image, deleting []topicMeta) er
 		f.Topics[t.Name] = &topicMeta{Name: t.Name, ID: t.ID, Partitions: int32(len(t.Partitions)), Configs: t.Configs}
 	}
 	f.ACLs = aclMetas(img)
+	f.Quotas = quotaMetas(img)
 	data, err := json.MarshalIndent(&f, "", "  ")
 	if err != nil {
 		return err

@@ -163,6 +163,11 @@ type Broker struct {
 	ControllerQuotaWindowNum         int // controller.quota.window.num
 	ControllerQuotaWindowSizeSeconds int // controller.quota.window.size.seconds
 
+	// Client quotas (KIP-13, KIP-124): the samples a client's rate is
+	// measured over.
+	QuotaWindowNum         int // quota.window.num
+	QuotaWindowSizeSeconds int // quota.window.size.seconds
+
 	// Security (per listener: Security).
 	ConnectionFailedAuthenticationDelayMs Millis // connection.failed.authentication.delay.ms
 	ConnectionsMaxReauthMs                Millis // connections.max.reauth.ms: 0, sessions never expire

@@ -199,6 +199,9 @@ var brokerDefs = []def{
 	// Controller mutation quotas (QuotaConfig, KIP-599).
 	{name: "controller.quota.window.num", typ: tInt, deflt: "11", check: atLeast(1), field: func(b *Broker) any { return &b.ControllerQuotaWindowNum }},
 	{name: "controller.quota.window.size.seconds", typ: tInt, deflt: "1", check: atLeast(1), field: func(b *Broker) any { return &b.ControllerQuotaWindowSizeSeconds }},
+	// Client quotas (QuotaConfig).
+	{name: "quota.window.num", typ: tInt, deflt: "11", check: atLeast(1), field: func(b *Broker) any { return &b.QuotaWindowNum }},
+	{name: "quota.window.size.seconds", typ: tInt, deflt: "1", check: atLeast(1), field: func(b *Broker) any { return &b.QuotaWindowSizeSeconds }},
 
 	// Security (BrokerSecurityConfigs, SslConfigs, SaslConfigs). Each
 	// ssl.* property and sasl.enabled.mechanisms may be given per

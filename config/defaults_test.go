@@ -60,6 +60,7 @@ var kafkaDefaults = map[string]string{
 	"max.connections.per.ip.overrides": "", "max.connection.creation.rate": "2147483647",
 	"fetch.max.bytes":             "57671680",
 	"controller.quota.window.num": "11", "controller.quota.window.size.seconds": "1",
+	"quota.window.num": "11", "quota.window.size.seconds": "1",
 
 	"min.insync.replicas": "1", "replica.lag.time.max.ms": "30000", "replica.fetch.max.bytes": "1048576",
 	"replica.fetch.response.max.bytes": "10485760", "replica.fetch.wait.max.ms": "500", "replica.fetch.min.bytes": "1",

@@ -236,6 +236,8 @@
 //	producer.purgatory.purge.interval.requests       1000                         (accepted)
 //	queued.max.request.bytes                         -1                           (-1: not unbounded as in Kafka but half of GOMEMLIMIT, else a quarter of physical or cgroup memory, at least socket.request.max.bytes)
 //	queued.max.requests                              500
+//	quota.window.num                                 11
+//	quota.window.size.seconds                        1
 //	replica.fetch.backoff.ms                         1000
 //	replica.fetch.max.bytes                          1048576
 //	replica.fetch.min.bytes                          1

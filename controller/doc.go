@@ -7,7 +7,9 @@
 // assignments (assignments.go), finalized features: the bootstrap
 // metadata.version and UpdateFeatures (update_features.go), and ACLs
 // (acls.go: CreateAcls and DeleteAcls as Kafka's AclControlManager,
-// whose planning a single node's metadata file shares). It is a
+// whose planning a single node's metadata file shares), and client
+// quotas (client_quotas.go: AlterClientQuotas as Kafka's
+// ClientQuotaControlManager, shared the same way). It is a
 // deterministic state machine in the manner of etcd raft and of package
 // group: no goroutines, no clock (time in ms is an argument of every
 // event that depends on it), no I/O.

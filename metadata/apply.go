@@ -41,14 +41,16 @@ func Apply(img *Image, recs ...Record) (*Image, error) {
 // delta builds the next image. Maps of the base image are copied on
 // their first write; topics are copied on their first change.
 type delta struct {
-	base         *Image
-	next         Image
-	brokersOwned bool
-	topicsOwned  bool
-	scramOwned   bool
-	owned        map[TopicID]bool // topics copied (or created) by this delta
-	resort       bool             // a topic was created or removed
-	aclsOwned    bool             // next.acls is this delta's copy
+	base               *Image
+	next               Image
+	brokersOwned       bool
+	topicsOwned        bool
+	scramOwned         bool
+	quotasOwned        bool
+	brokerConfigsOwned bool
+	owned              map[TopicID]bool // topics copied (or created) by this delta
+	resort             bool             // a topic was created or removed
+	aclsOwned          bool             // next.acls is this delta's copy
 }
 
 func (d *delta) replay(r Record) error {
@@ -79,6 +81,8 @@ func (d *delta) replay(r Record) error {
 		return d.scramCredential(r)
 	case RemoveUserScramCredentialRecord:
 		return d.removeScramCredential(r)
+	case ClientQuotaRecord:
+		return d.clientQuota(r)
 	case AccessControlEntryRecord:
 		return d.addACL(r)
 	case RemoveAccessControlEntryRecord:
@@ -229,6 +233,9 @@ func (d *delta) removeTopic(r RemoveTopicRecord) error {
 }
 
 func (d *delta) config(r ConfigRecord) error {
+	if r.ResourceType == ConfigResourceBroker {
+		return d.brokerConfig(r)
+	}
 	if r.ResourceType != ConfigResourceTopic {
 		return fmt.Errorf("%w: config of resource type %d", ErrInvalidRecord, r.ResourceType)
 	}

@@ -100,6 +100,8 @@ func AppendRecord(dst []byte, rec Record) []byte {
 		return appendUserScramCredential(dst, r)
 	case RemoveUserScramCredentialRecord:
 		return appendRemoveUserScramCredential(dst, r)
+	case ClientQuotaRecord:
+		return appendClientQuota(dst, r)
 	case AccessControlEntryRecord:
 		return appendAccessControlEntry(dst, r)
 	case RemoveAccessControlEntryRecord:

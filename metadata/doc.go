@@ -1,13 +1,16 @@
 // Package metadata is the cluster's metadata as Kafka's KRaft brokers
 // hold it: an immutable Image (brokers, topics and their partitions,
 // configuration overrides, the producer-id block, finalized feature
-// levels, SCRAM credentials, ACLs by id: image_acl.go) and the records that change it.
+// levels, SCRAM credentials, client quotas: quota.go, dynamic broker
+// settings: broker_config.go, ACLs by id:
+// image_acl.go) and the records that change it.
 //
 // A change is a list of records (TopicRecord, PartitionRecord,
 // PartitionChangeRecord, RemoveTopicRecord, ConfigRecord,
 // ProducerIdsRecord, RegisterBrokerRecord, BrokerRegistrationChangeRecord,
 // FenceBrokerRecord, UnfenceBrokerRecord, FeatureLevelRecord,
 // UserScramCredentialRecord, RemoveUserScramCredentialRecord,
+// ClientQuotaRecord,
 // AccessControlEntryRecord, RemoveAccessControlEntryRecord, in the
 // shape of Kafka's)
 // replayed by Apply over one image into the next. Apply is
@@ -36,7 +39,7 @@
 // Records are written and read in Kafka's binary format, as Kafka's
 // metadata log and snapshots hold them (codec.go: the framing, the api
 // keys and the versions; codec_wire.go: the primitives; codec_broker.go
-// codec_topic.go, codec_scram.go and codec_acl.go: each record's fields
+// codec_topic.go, codec_scram.go, codec_quota.go and codec_acl.go: each record's fields
 // byte by byte). A raft entry
 // holds one change's records (codec_entry.go). SnapshotRecords writes an
 // image as the records that rebuild it (snapshot.go), as Kafka's

@@ -22,7 +22,10 @@ type Image struct {
 	features    map[string]int16 // finalized feature levels; never modified, replaced whole
 	acls        *ACLs            // nil: none (image_acl.go)
 
-	scram map[ScramKey]ScramCredential // SCRAM credentials (scram.go); copied on write
+	scram  map[ScramKey]ScramCredential       // SCRAM credentials (scram.go); copied on write
+	quotas map[QuotaEntity]map[string]float64 // client quota values (quota.go); copied on write
+
+	brokerConfigs map[string]map[string]string // dynamic broker settings by resource name (broker_config.go); copied on write
 }
 
 // Broker is a registered broker.

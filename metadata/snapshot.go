@@ -19,7 +19,8 @@ const metadataVersionFeature = MetadataVersionFeature
 // topics by name, each followed by its partitions in order, with their
 // leader and partition epochs as they are (a PartitionRecord sets them,
 // it does not bump them); topic configuration overrides by topic and
-// name; the producer-id block; SCRAM credentials by user and
+// name; dynamic broker settings by resource ("" first) and name;
+// client quota values by entity and key; the producer-id block; SCRAM credentials by user and
 // mechanism; the ACLs by id.
 //
 // The records share slices with img, which is immutable: they must not
@@ -40,6 +41,8 @@ func SnapshotRecords(img *Image) []Record {
 			recs = append(recs, ConfigRecord{ResourceType: ConfigResourceTopic, ResourceName: t.Name, Name: name, Value: &v})
 		}
 	}
+	recs = appendBrokerConfigRecords(recs, img)
+	recs = appendQuotaRecords(recs, img)
 	if p := img.ProducerIDs(); p != (ProducerIDs{}) {
 		// The image keeps no broker epoch: -1 is Kafka's default, and
 		// what Kafka's ProducerIdsImage writes.

@@ -40,7 +40,7 @@ func genStep(t *rapid.T, img *Image) Record {
 		}
 		return id, 1
 	}
-	switch rapid.IntRange(0, 11).Draw(t, "kind") {
+	switch rapid.IntRange(0, 13).Draw(t, "kind") {
 	case 0:
 		r := genRegisterBroker(t).(RegisterBrokerRecord)
 		r.BrokerID = rapid.Int32Range(0, 4).Draw(t, "broker")
@@ -76,6 +76,13 @@ func genStep(t *rapid.T, img *Image) Record {
 		r := genConfig(t).(ConfigRecord)
 		r.ResourceType, r.ResourceName = ConfigResourceTopic, tp.Name
 		r.Name = rapid.SampledFrom([]string{"retention.ms", "segment.bytes", "cleanup.policy"}).Draw(t, "config")
+		return r
+	case 12:
+		return genClientQuota(t)
+	case 13:
+		r := genConfig(t).(ConfigRecord)
+		r.ResourceType, r.ResourceName = ConfigResourceBroker, rapid.SampledFrom([]string{"", "1", "2"}).Draw(t, "broker-resource")
+		r.Name = rapid.SampledFrom([]string{"log.retention.ms", "message.max.bytes"}).Draw(t, "config")
 		return r
 	case 10:
 		return ProducerIdsRecord{BrokerID: rapid.Int32Range(0, 4).Draw(t, "broker"), BrokerEpoch: rapid.Int64().Draw(t, "epoch"),

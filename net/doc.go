@@ -58,7 +58,11 @@
 //
 // A connection has at most one request in flight: once a frame is read the
 // connection is muted (not read) until its response has been written
-// entirely, or a NoResponse (acks=0) or Close response arrives. Pipelined
+// entirely, or a NoResponse (acks=0) or Close response arrives. A response
+// with Throttle keeps the connection muted for that long after it is
+// written or skipped (KIP-219: the broker answers a client over its quota
+// at once, with throttle_time_ms, and reads nothing more from it until the
+// throttle time has passed); a draining server does not wait. Pipelined
 // requests wait in the socket buffer, so responses leave in request order
 // even when the handler completes requests out of order. When the request
 // channel is full, a Reactor processor stops reading all its connections

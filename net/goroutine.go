@@ -427,7 +427,7 @@ func (gc *gconn) respond(d *delivery) bool {
 	resp := &d.resp
 	if resp.NoResponse && !resp.Close {
 		resp.done(nil)
-		return true
+		return gc.throttle(resp.Throttle)
 	}
 	if len(resp.Parts) > 0 || !resp.Close {
 		n, err := writeBlocking(gc.nc, &d.call.req, resp)
@@ -439,7 +439,23 @@ func (gc *gconn) respond(d *delivery) bool {
 		gc.srv.stats.responses.Add(1)
 	}
 	resp.done(nil)
-	return !resp.Close
+	return !resp.Close && gc.throttle(resp.Throttle)
+}
+
+// throttle keeps the connection unread for d (KIP-219: a throttled
+// client's channel stays muted); false when the server closes meanwhile.
+func (gc *gconn) throttle(d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-gc.srv.closingCh:
+		return false
+	}
 }
 
 // exit closes the connection and answers Done of a late response.

@@ -77,6 +77,12 @@ type Response struct {
 	// NoOpResponse for an acks=0 Produce. Close takes precedence.
 	NoResponse bool
 
+	// Throttle keeps the connection muted (not read) for this long once
+	// the response has been written or skipped, as Kafka mutes a throttled
+	// client's channel after answering it at once with throttle_time_ms
+	// (KIP-219). Zero unmutes at once.
+	Throttle time.Duration
+
 	// Done, if set, is called once when the response has been handed
 	// entirely to the kernel (err nil) or abandoned (ErrConnClosed,
 	// ErrServerClosed, or the write error). Regions' files must stay open

@@ -44,6 +44,7 @@ type processor struct {
 	ready   []*rconn    // connections with unread bytes, served next turn
 	stalled *call       // read, but refused by the full request channel
 	parked  []*rconn    // waiting for the memory pool
+	muted   []*rconn    // throttled after their response (KIP-219), in no order
 	granted atomic.Bool // the memory pool granted a parked connection
 	now     time.Time
 	spare   []delivery
@@ -160,6 +161,7 @@ func (p *processor) run() {
 			return
 		}
 		p.expireIdle()
+		p.unthrottle()
 	}
 }
 
@@ -244,6 +246,9 @@ func (p *processor) timeout() time.Duration {
 		return 0
 	}
 	d := pollTimeout
+	for _, c := range p.muted {
+		d = min(d, max(c.throttledUntil.Sub(p.now), 0))
+	}
 	if maxIdle := p.srv.cfg.ConnectionsMaxIdle; maxIdle > 0 {
 		if c := p.idle.oldest(); c != nil {
 			d = min(d, max(c.lastActive.Add(maxIdle).Sub(p.now), 0))
@@ -324,7 +329,7 @@ func (p *processor) handleResponse(d *delivery) {
 	if resp.NoResponse && !resp.Close {
 		resp.done(nil)
 		d.call.releaseMem()
-		p.unmute(c)
+		p.release(c, resp.Throttle)
 		return
 	}
 	if err := c.send.init(&d.call.req, resp); err != nil {
@@ -364,7 +369,42 @@ func (p *processor) write(c *rconn) {
 		p.closeConn(c, nil)
 		return
 	}
-	p.unmute(c)
+	p.release(c, resp.Throttle)
+}
+
+// release ends c's request: unmuted at once, or after throttle (Kafka
+// keeps a throttled client's channel muted until its throttle time has
+// passed, KIP-219). A draining processor does not wait.
+func (p *processor) release(c *rconn, throttle time.Duration) {
+	if throttle <= 0 || p.drain {
+		p.unmute(c)
+		return
+	}
+	c.inflight = nil
+	c.throttled, c.throttledUntil = true, p.now.Add(throttle)
+	p.muted = append(p.muted, c)
+	p.idle.touch(c, p.now)
+}
+
+// unthrottle unmutes the connections whose throttle time has passed.
+func (p *processor) unthrottle() {
+	kept := p.muted[:0]
+	var due []*rconn
+	for _, c := range p.muted {
+		switch {
+		case c.closed:
+		case p.drain || !p.now.Before(c.throttledUntil):
+			due = append(due, c)
+		default:
+			kept = append(kept, c)
+		}
+	}
+	clear(p.muted[len(kept):])
+	p.muted = kept
+	for _, c := range due {
+		c.throttled = false
+		p.unmute(c)
+	}
 }
 
 // unmute ends c's request and lets it be read again (Kafka unmutes after
@@ -383,7 +423,7 @@ func (p *processor) unmute(c *rconn) {
 // drained, or c has had its share of this turn.
 func (p *processor) read(c *rconn) {
 	budget := readBudget
-	for c.inflight == nil && !c.closed && c.memWait == nil {
+	for c.inflight == nil && !c.closed && c.memWait == nil && !c.throttled {
 		if p.stalled != nil || p.drain {
 			p.markReady(c)
 			return

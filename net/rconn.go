@@ -32,6 +32,12 @@ type rconn struct {
 	closed   bool
 	queued   bool // in the processor's ready list
 
+	// throttled: the last response asked for the connection to stay muted
+	// until throttledUntil (KIP-219); it is in the processor's throttled
+	// list and is not read meanwhile.
+	throttled      bool
+	throttledUntil time.Time
+
 	lastActive         time.Time
 	idlePrev, idleNext *rconn
 	inIdle             bool
