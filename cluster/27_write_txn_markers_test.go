@@ -180,23 +180,37 @@ func TestReadCommittedDropsAbortedRecords(t *testing.T) {
 	if got := consumeValues(t, b.addr, "tx", 1, kgo.ReadCommitted()); !slices.Equal(got, []string{"p0"}) {
 		t.Fatalf("read_committed before the markers: %v", got)
 	}
+	// Acknowledged markers are reported from the goroutines that wait
+	// for them, in no set order and possibly after the answer.
+	var mu sync.Mutex
 	var heard []string
 	b.SetTxnMarkerWritten(func(topic string, p int32, pid int64, epoch int16, committed bool) {
+		mu.Lock()
+		defer mu.Unlock()
 		heard = append(heard, fmt.Sprintf("%s/%d %d %v", topic, p, pid, committed))
 	})
 	codes := writeMarkers(t, c, marker{pid: 1000, coordinatorEpoch: 1, topic: "tx"}, marker{pid: 1001, coordinatorEpoch: 1, commit: true, topic: "tx"})
 	if !slices.Equal(codes, []int16{0, 0}) {
 		t.Fatalf("markers: %v", codes)
 	}
-	if want := []string{"tx/0 1000 false", "tx/0 1001 true"}; !slices.Equal(heard, want) {
-		t.Fatalf("markers heard %v, want %v", heard, want)
+	want := []string{"tx/0 1000 false", "tx/0 1001 true"}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		got := slices.Sorted(slices.Values(heard))
+		mu.Unlock()
+		if slices.Equal(got, want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("markers heard %v, want %v", got, want)
+		}
 	}
 	if code := produceTxn(t, c, "tx", nil, plainRecords(t, "p2")); code != 0 {
 		t.Fatalf("plain produce: %d", code)
 	}
-	want := []string{"p0", "p1", "b1", "p2"}
-	if got := consumeValues(t, b.addr, "tx", len(want), kgo.ReadCommitted()); !slices.Equal(got, want) {
-		t.Fatalf("read_committed = %v, want %v", got, want)
+	committed := []string{"p0", "p1", "b1", "p2"}
+	if got := consumeValues(t, b.addr, "tx", len(committed), kgo.ReadCommitted()); !slices.Equal(got, committed) {
+		t.Fatalf("read_committed = %v, want %v", got, committed)
 	}
 	all := []string{"p0", "a1", "a2", "p1", "b1", "a3", "p2"}
 	if got := consumeValues(t, b.addr, "tx", len(all), kgo.ReadUncommitted()); !slices.Equal(got, all) {
