@@ -36,6 +36,13 @@ func encodeEntry(dst []byte, e *raftpb.Entry, ts int64) ([]byte, error) {
 	if e.Type != nil { // kept as set, so that raft's size accounting agrees
 		r.Headers = []record.Header{{Key: EntryTypeHeader, Value: []byte(strconv.Itoa(int(e.GetType())))}}
 	}
+	if e.GetType() == raftpb.EntryNormal {
+		if hs, v, ok := DecodeData(value); ok {
+			r.Value, r.Headers = v, append(r.Headers, hs...)
+		} else if len(value) > 0 && value[0] == headersMarker {
+			r.Headers = append(r.Headers, record.Header{Key: RawHeader, Value: []byte{}})
+		}
+	}
 	b.Append(r)
 	start := len(dst)
 	dst, err := b.AppendTo(dst)
@@ -100,8 +107,16 @@ func entryOf(h record.BatchHeader, r record.Record) (*raftpb.Entry, error) {
 	if len(r.Value) > 0 {
 		e.Data = append([]byte(nil), r.Value...)
 	}
+	var extra []record.Header
+	raw := false
 	for _, hd := range r.Headers {
-		if hd.Key != EntryTypeHeader {
+		switch hd.Key {
+		case EntryTypeHeader:
+		case RawHeader:
+			raw = true
+			continue
+		default:
+			extra = append(extra, hd)
 			continue
 		}
 		t, err := strconv.Atoi(string(hd.Value))
@@ -109,6 +124,9 @@ func entryOf(h record.BatchHeader, r record.Record) (*raftpb.Entry, error) {
 			return nil, fmt.Errorf("raftlog: entry %d: bad %s header %q", r.Offset, EntryTypeHeader, hd.Value)
 		}
 		e.Type = new(raftpb.EntryType(t))
+	}
+	if len(extra) > 0 && !raw && e.GetType() == raftpb.EntryNormal {
+		e.Data = EncodeData(extra, r.Value)
 	}
 	return e, nil
 }

@@ -58,7 +58,12 @@
 //	                                   entry's Type field is unset (a
 //	                                   normal entry), so that the entry
 //	                                   reads back with the protobuf size
-//	                                   raft counted
+//	                                   raft counted; then, for a normal
+//	                                   entry whose Data EncodeData wrote,
+//	                                   its headers, the value being the
+//	                                   rest of Data (headers.go), or
+//	                                   "raft.entry.raw" for Data that
+//	                                   only begins like EncodeData's
 //
 // KRaft also stamps each batch's PartitionLeaderEpoch with the epoch
 // (raft term) of the leader that wrote it, and keeps its voter changes
