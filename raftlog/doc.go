@@ -49,8 +49,11 @@
 //	       ProducerId/Epoch/Sequence   -1/-1/-1
 //	       RecordsCount (57-60)        1
 //	record Key                         null
-//	       Value                       the entry's Data (empty, not null,
-//	                                   when Data is empty)
+//	       Value                       the entry's Data; when Data is
+//	                                   empty, Kafka's NoOpRecord (01 14
+//	                                   00 00), so that Kafka's metadata
+//	                                   decoder reads every value, with
+//	                                   the header "raft.entry.empty"
 //	       Headers                     one: "raft.entry.type" = the
 //	                                   raftpb.EntryType as ASCII decimal
 //	                                   ("0" normal, "1" conf change, "2"

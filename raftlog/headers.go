@@ -27,7 +27,7 @@ const (
 )
 
 // EncodeData returns entry Data that stores value with headers (at
-// least one, none named EntryTypeHeader or RawHeader).
+// least one, none named EntryTypeHeader, RawHeader or EmptyHeader).
 func EncodeData(headers []record.Header, value []byte) []byte {
 	b := []byte{headersMarker}
 	b = binary.AppendUvarint(b, uint64(len(headers)))
@@ -73,7 +73,7 @@ func DecodeData(data []byte) (headers []record.Header, value []byte, ok bool) {
 			}
 			p += int(n)
 		}
-		if h.Key == EntryTypeHeader || h.Key == RawHeader {
+		if h.Key == EntryTypeHeader || h.Key == RawHeader || h.Key == EmptyHeader {
 			return nil, data, false
 		}
 		headers = append(headers, h)

@@ -29,6 +29,7 @@ func TestEntryHeaders(t *testing.T) {
 		{"marker alone", []byte{headersMarker}, []byte{headersMarker}, []string{RawHeader}},
 		{"not canonical", []byte{headersMarker, 0x81, 0x00, 1, 'k', 0, 'v'}, nil, []string{RawHeader}},
 		{"reserved key", EncodeData([]record.Header{{Key: EntryTypeHeader, Value: []byte("1")}}, nil), nil, []string{RawHeader}},
+		{"empty", nil, noOpValue, []string{EmptyHeader}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,6 +61,18 @@ func TestEntryHeaders(t *testing.T) {
 				t.Fatalf("read back %v, %v; want %v", got, err, e)
 			}
 		})
+	}
+	// raft's empty conf change (leaving a joint configuration) is a
+	// NoOpRecord too, and keeps its type.
+	cc := &raftpb.Entry{Index: new(uint64(8)), Term: new(uint64(2)), Type: raftpb.EntryConfChangeV2.Enum()}
+	b, err := encodeEntry(nil, cc, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := record.ValidateBatch(b)
+	recs, _ := record.DecodeBatch(b, nil)
+	if got, err := entryOf(h, recs[0]); err != nil || !sameEntry(got, cc) || !bytes.Equal(recs[0].Value, noOpValue) {
+		t.Fatalf("empty conf change read back %v, %v (value %x)", got, err, recs[0].Value)
 	}
 	hs, v, ok := DecodeData(framed)
 	if !ok || len(hs) != 1 || string(hs[0].Value) != "\x01\x02" || string(v) != "value" {
