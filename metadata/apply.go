@@ -33,7 +33,11 @@ func Apply(img *Image, recs ...Record) (*Image, error) {
 			return nil, fmt.Errorf("metadata record %d (%T): %w", i, r, err)
 		}
 	}
-	d.next.version += int64(len(recs))
+	for _, r := range recs {
+		if !IsControl(r) {
+			d.next.version++
+		}
+	}
 	d.finishSorted()
 	return &d.next, nil
 }
@@ -87,6 +91,8 @@ func (d *delta) replay(r Record) error {
 		return d.addACL(r)
 	case RemoveAccessControlEntryRecord:
 		return d.removeACL(r)
+	case NoOpRecord, BeginTransactionRecord, EndTransactionRecord, AbortTransactionRecord:
+		return nil // they frame changes; the reader of the log applies them (IsControl)
 	}
 	return fmt.Errorf("%w: unknown record type %T", ErrInvalidRecord, r)
 }

@@ -107,6 +107,9 @@ func AppendRecord(dst []byte, rec Record) []byte {
 	case RemoveAccessControlEntryRecord:
 		return appendRemoveAccessControlEntry(dst, r)
 	}
+	if b, ok := appendTxnRecord(dst, rec); ok {
+		return b
+	}
 	// Record is closed: every implementation is listed above.
 	panic(fmt.Sprintf("metadata: AppendRecord of unknown record type %T", rec))
 }

@@ -2,10 +2,9 @@ package metadata
 
 import "fmt"
 
-// An entry is the list of records one change of the metadata makes,
-// stored as one raft entry, so that the list applies whole or not at
-// all (Kafka writes such a list as one record batch of the metadata
-// log). Its layout:
+// An entry is a list of records in one byte string (the records of a
+// quorum snapshot's data; the metadata log itself holds one record per
+// raft entry). Its layout:
 //
 //	version   1 byte, 0
 //	count     uvarint, the number of records

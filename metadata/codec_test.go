@@ -162,7 +162,7 @@ func TestDecodeRecordErrors(t *testing.T) {
 	}{
 		{"empty", "", ErrCorruptRecord},
 		{"frame version 2", "02 02 00 02 61 " + id + " 00", ErrCorruptRecord},
-		{"unknown api key", "01 14 00 00", ErrUnsupportedRecord}, // NoOpRecord (20)
+		{"unknown api key", "01 1b 00 00", ErrUnsupportedRecord}, // RegisterControllerRecord (27)
 		{"api key past int16", "01 ffff03 00 00", ErrUnsupportedRecord},
 		{"version too new", "01 02 01 02 61 " + id + " 00", ErrUnsupportedRecord},
 		{"varint of 6 bytes", "01 8080808080 00", ErrCorruptRecord},
@@ -233,7 +233,7 @@ func TestDecodeEntryErrors(t *testing.T) {
 		{"length past the end", "00 01 17 " + topic},
 		{"trailing bytes", "00 01 16 " + topic + " 00"},
 		{"record trailing bytes", "00 01 17 " + topic + " 00"},
-		{"record of unknown api key", "00 01 04 01140000"},
+		{"record of unknown api key", "00 01 04 011b0000"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

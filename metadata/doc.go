@@ -28,8 +28,10 @@
 //
 // Images come from a source: today the single-node metadata file (in
 // cluster), which rebuilds its records at start and persists each new
-// image before publishing it; tomorrow the Raft controller's log, whose
-// entries are AppendEntry's lists of records. A
+// image before publishing it; the Raft controller's log (package
+// quorum), whose entries hold one record each, a change of several
+// framed by BeginTransactionRecord and EndTransactionRecord (KIP-868,
+// codec_txn.go; IsControl records leave the image as it is). A
 // Publisher holds the current image in an atomic.Pointer, so that a
 // request handler reads metadata with one load and never waits for a
 // change being made.
@@ -39,9 +41,10 @@
 // Records are written and read in Kafka's binary format, as Kafka's
 // metadata log and snapshots hold them (codec.go: the framing, the api
 // keys and the versions; codec_wire.go: the primitives; codec_broker.go
-// codec_topic.go, codec_scram.go, codec_quota.go and codec_acl.go: each record's fields
-// byte by byte). A raft entry
-// holds one change's records (codec_entry.go). SnapshotRecords writes an
+// codec_topic.go, codec_scram.go, codec_quota.go, codec_acl.go and
+// codec_txn.go: each record's fields byte by byte). AppendEntry's lists
+// of records (codec_entry.go) hold a quorum snapshot's records.
+// SnapshotRecords writes an
 // image as the records that rebuild it (snapshot.go), as Kafka's
 // snapshots do. Decoding is bounded by its input and never panics;
 // fields of Kafka's records that Varve does not model (a broker's

@@ -13,7 +13,7 @@ import (
 // them.
 type Image struct {
 	clusterID   string
-	version     int64 // records applied since New
+	version     int64 // records applied since New, IsControl ones not counted
 	brokers     map[int32]*Broker
 	topics      map[string]*Topic
 	byID        map[TopicID]*Topic

@@ -24,7 +24,7 @@ const kafkaMetadataDir = "../internal/kafkafixtures/testdata/kafka-4.4.0-metadat
 // heartbeat through the log), BeginTransactionRecord and
 // EndTransactionRecord (23, 24: KIP-868 metadata transactions, around
 // the bootstrap records), RegisterControllerRecord (27, KIP-919).
-var kafkaUnmodelled = map[uint32]string{20: "NoOpRecord", 23: "BeginTransactionRecord", 24: "EndTransactionRecord", 27: "RegisterControllerRecord"}
+var kafkaUnmodelled = map[uint32]string{27: "RegisterControllerRecord"}
 
 // kafkaRecord is one record of the metadata log's data batches.
 type kafkaRecord struct {
@@ -122,12 +122,12 @@ func TestDecodeKafkaMetadataLog(t *testing.T) {
 		"metadata.PartitionRecord":                2,
 		"metadata.PartitionChangeRecord":          6,
 		"metadata.ProducerIdsRecord":              2,
-		"BeginTransactionRecord":                  1,
-		"EndTransactionRecord":                    1,
+		"metadata.BeginTransactionRecord":         1,
+		"metadata.EndTransactionRecord":           1,
 		"RegisterControllerRecord":                2,
 	}
-	noops := counts["NoOpRecord"]
-	delete(counts, "NoOpRecord")
+	noops := counts["metadata.NoOpRecord"]
+	delete(counts, "metadata.NoOpRecord")
 	if d := cmp.Diff(want, counts); d != "" || noops == 0 {
 		t.Fatalf("records by type (-want +got):\n%s\nNoOpRecords: %d", d, noops)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/varve/varve/controller"
 	"github.com/varve/varve/metadata"
@@ -61,6 +62,9 @@ func (n *Node) maybeActivate() {
 		term: st.GetTerm(), pending: map[uint64][]func(error){}, learnerAsked: map[uint64]time.Time{}}
 	n.isActive.Store(true)
 	n.log.Info("active controller", "term", st.GetTerm(), "offset", n.offset.Load())
+	if !n.abortOpenTxn() {
+		return
+	}
 	// A new cluster's first records are its finalized features.
 	recs, err := n.ctl.c.Bootstrap()
 	if err != nil {
@@ -111,8 +115,8 @@ func (n *Node) runOp(o *op) {
 	n.propose(recs, n.observeElections(recs, start, o.done))
 }
 
-// propose appends recs to the log as one entry; done is called when it
-// applies. With no records, done waits for the newest pending proposal
+// propose appends recs to the log as one change (entry.go); done is
+// called when it applies. With no records, done waits for the newest pending proposal
 // (the answer may rest on it), as Kafka's controller completes a write
 // of no records once the log's committed offset reaches its end.
 func (n *Node) propose(recs []metadata.Record, done func(error)) {
@@ -130,7 +134,7 @@ func (n *Node) propose(recs []metadata.Record, done func(error)) {
 	}
 	n.seq++
 	id := raftID(n.cfg.NodeID)<<48 | n.seq&(1<<48-1)
-	if err := n.rn.Propose(encodeEntry(id, recs)); err != nil {
+	if err := n.proposeEntries(encodeEntries(id, recs)); err != nil {
 		n.log.Warn("proposal dropped", "err", err)
 		if done != nil {
 			done(errNotController)
@@ -143,6 +147,34 @@ func (n *Node) propose(recs []metadata.Record, done func(error)) {
 		a.pending[id] = []func(error){done}
 	}
 	a.last = id
+}
+
+// proposeEntries proposes entries of data together: one MsgProp, which
+// the leader appends whole or drops whole.
+func (n *Node) proposeEntries(data [][]byte) error {
+	m := &raftpb.Message{Type: raftpb.MsgProp.Enum(), From: new(raftID(n.cfg.NodeID))}
+	for _, d := range data {
+		m.Entries = append(m.Entries, &raftpb.Entry{Data: d})
+	}
+	return n.rn.Step(m)
+}
+
+// abortOpenTxn appends an AbortTransactionRecord when the committed log
+// ends inside a metadata transaction, which its writer, a controller
+// no longer active, will not end. Kafka: a new active controller aborts
+// the transaction it finds open before it writes (KIP-868).
+func (n *Node) abortOpenTxn() bool {
+	if n.txn == nil {
+		return true
+	}
+	n.log.Warn("aborting the metadata transaction left open", "begin", n.txn.index, "records", len(n.txn.recs))
+	abort := metadata.AppendRecord(nil, metadata.AbortTransactionRecord{Reason: "controller failover"})
+	if err := n.proposeEntries([][]byte{abort}); err != nil {
+		n.log.Warn("abort proposal dropped", "err", err)
+		n.dropController(errNotController)
+		return false
+	}
+	return true
 }
 
 // committed answers the requests waiting for the entry with id.

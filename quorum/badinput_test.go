@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -8,8 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/varve/varve/logdir"
+	"github.com/varve/varve/metadata"
 	vnet "github.com/varve/varve/net"
+	"github.com/varve/varve/raftlog"
+	"github.com/varve/varve/record"
 )
 
 // TestListenerBadInput: what the controller listener cannot serve
@@ -70,10 +76,43 @@ func TestEntryLayout(t *testing.T) {
 	if _, _, err := decodeSnapshot("c", []byte{1}); err == nil {
 		t.Fatal("snapshot data shorter than its header parsed")
 	}
-	data := encodeEntry(0x0102<<48|5, nil)
-	id, recs, err := parseEntry(data)
-	if err != nil || id != 0x0102<<48|5 || len(recs) != 0 {
-		t.Fatalf("got id %x, %d records, %v", id, len(recs), err)
+	one := []metadata.Record{metadata.TopicRecord{Name: "t"}}
+	data := encodeEntries(0x0102<<48|5, one)
+	if len(data) != 1 {
+		t.Fatalf("one record made %d entries", len(data))
+	}
+	id, rec, err := parseEntry(data[0])
+	if err != nil || id != 0x0102<<48|5 || rec != one[0] {
+		t.Fatalf("got id %x, %v, %v", id, rec, err)
+	}
+	if _, _, err := parseEntry(raftlog.EncodeData([]record.Header{{Key: ProposalHeader, Value: []byte{1}}},
+		metadata.AppendRecord(nil, one[0]))); err == nil {
+		t.Fatal("a 1-byte proposal header parsed")
+	}
+}
+
+// Kafka: KIP-868. A change of several records is framed by
+// BeginTransactionRecord and EndTransactionRecord, one record per
+// entry, each entry's value exactly one record in Kafka's framing; the
+// proposal id rides on the End alone.
+func TestEntriesOfAChange(t *testing.T) {
+	recs := []metadata.Record{metadata.TopicRecord{Name: "t"}, metadata.ConfigRecord{Name: "k", Value: new("v")}}
+	data := encodeEntries(9, recs)
+	want := []metadata.Record{metadata.BeginTransactionRecord{}, recs[0], recs[1], metadata.EndTransactionRecord{}}
+	if len(data) != len(want) {
+		t.Fatalf("%d entries, want %d", len(data), len(want))
+	}
+	for i, d := range data {
+		id, rec, err := parseEntry(d)
+		if err != nil || !cmp.Equal(rec, want[i]) {
+			t.Fatalf("entry %d: %#v, %v; want %#v", i, rec, err, want[i])
+		}
+		if _, _, framed := raftlog.DecodeData(d); framed != (i == len(data)-1) || (id == 9) != framed {
+			t.Fatalf("entry %d: id %d, headers %v", i, id, framed)
+		}
+		if i < len(data)-1 && !bytes.Equal(d, metadata.AppendRecord(nil, want[i])) {
+			t.Fatalf("entry %d is not the record alone: %x", i, d)
+		}
 	}
 }
 

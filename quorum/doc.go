@@ -26,16 +26,24 @@
 // before it returns), then messages are queued to the peers, then the
 // committed entries are applied in order, then Advance.
 //
-// Applying an entry decodes its records (entry.go has the layout: a
-// proposal id, then metadata.AppendEntry's records), replays them with
-// metadata.Apply, and advances the metadata offset by their count: the
-// offset counts the records in the log, as KRaft's offsets do, and is
-// what broker epochs and heartbeats' metadata offsets are measured in.
+// Each entry holds one metadata record in Kafka's framing, as KRaft's
+// __cluster_metadata-0 does, so Kafka's kafka-dump-log
+// --cluster-metadata-decoder reads the log (entry.go has the layout). A
+// change of several records is several entries proposed together and
+// framed by BeginTransactionRecord and EndTransactionRecord (KIP-868);
+// the change's last entry carries its proposal id in a record header.
+// Applying buffers a transaction's records until its End, then replays
+// them together with metadata.Apply (an AbortTransactionRecord drops
+// them), and advances the metadata offset by their count: the offset
+// counts the metadata records in the log (the framing records not
+// counted) and is what broker epochs and heartbeats' metadata offsets
+// are measured in.
 // The new image is published once per Ready, after its entries are
 // committed and durable here. Every SnapshotBytes of entries or every
 // SnapshotIntervalMs, the image is written as a snapshot
 // (metadata.SnapshotRecords, with the metadata offset) and the log is
-// compacted to it; a node restarting behind the compaction point is
+// compacted to it, never inside a transaction (the snapshot data keeps
+// its own layout, entry.go); a node restarting behind the compaction point is
 // sent the snapshot by the leader.
 //
 // # Learners: broker-only nodes
@@ -86,9 +94,12 @@
 // an entry of its own term (the empty entry raft appends on election),
 // it starts controller.New over the committed image: every entry of an
 // earlier term that will ever commit has been replayed. Requests run one
-// at a time on the loop: the operation runs on the Controller, its
-// records are proposed as one entry tagged with a proposal id, and the
-// answer is sent when that entry applies (a request with no records
+// at a time on the loop: first, if the committed log ends inside a
+// transaction its writer will not end, an AbortTransactionRecord is
+// proposed (Kafka's rule on controller failover); then the operation
+// runs on the Controller, its records are proposed as one change
+// tagged with a proposal id, and the answer is sent when that change
+// applies (a request with no records
 // waits for the newest entry proposed before it). The requests already
 // queued when the loop takes one (up to maxOpsPerReady) run before the
 // next Ready, so their entries are written with one fsync and reach the
@@ -148,7 +159,8 @@
 //   - Nothing is sent to a peer before the entries and hard state of
 //     the same Ready are durable.
 //   - Entries apply in index order, each once; the published image is
-//     always that of a committed prefix of the log.
+//     always that of a committed prefix of the log ending outside a
+//     transaction.
 //   - A request is answered success only after its entry has applied on
 //     the node that answers.
 //   - Only the leader of the current term proposes, and only after

@@ -6,38 +6,72 @@ import (
 	"fmt"
 
 	"github.com/varve/varve/metadata"
+	"github.com/varve/varve/raftlog"
+	"github.com/varve/varve/record"
 )
 
-// Entry data. A normal raft entry written by the active controller is
+// Entry data. Each normal raft entry the active controller writes is
+// one metadata record in Kafka's framing (metadata.AppendRecord), the
+// value of its batch's one record, as KRaft's __cluster_metadata-0 holds
+// them. A change of k records is k entries proposed together (one
+// MsgProp, which raft appends whole); when k > 1 they are framed as a
+// metadata transaction, BeginTransactionRecord, the k records,
+// EndTransactionRecord (k+2 entries), which a reader applies together
+// at the End and drops at an AbortTransactionRecord. Kafka: KIP-868.
 //
-//	0  uint64  proposal id: the proposing node's raft id in the top 16
-//	           bits, a per-process sequence number below; the proposer
-//	           answers its request when the entry with this id applies
-//	8  ...     the records, metadata.AppendEntry
+// The change's last entry (its one record, or the End) carries the
+// proposal id in the record header ProposalHeader (raftlog.EncodeData):
+// 8 bytes big-endian, the proposing node's raft id in the top 16 bits,
+// a per-process sequence number below; the proposer answers its request
+// when that entry applies. Kafka's readers ignore headers.
 //
 // Raft's own empty entries (a new leader's first) have no data and no
 // records. The layout is part of the log's format and must not change.
-const entryHeaderLen = 8
+const ProposalHeader = "varve.proposal"
 
-// errShortEntry is an entry shorter than its header.
-var errShortEntry = errors.New("quorum: entry shorter than its 8-byte header")
+// errProposalHeader is a proposal header that is not 8 bytes.
+var errProposalHeader = errors.New("quorum: " + ProposalHeader + " header is not 8 bytes")
 
-// encodeEntry returns the data of an entry with proposal id and recs.
-func encodeEntry(id uint64, recs []metadata.Record) []byte {
-	b := binary.BigEndian.AppendUint64(make([]byte, 0, 256), id)
-	return metadata.AppendEntry(b, recs)
+// encodeEntries returns the data of the entries of a change of recs
+// (at least one) proposed with id.
+func encodeEntries(id uint64, recs []metadata.Record) [][]byte {
+	if len(recs) > 1 {
+		framed := make([]metadata.Record, 0, len(recs)+2)
+		framed = append(framed, metadata.BeginTransactionRecord{})
+		framed = append(framed, recs...)
+		recs = append(framed, metadata.EndTransactionRecord{})
+	}
+	out := make([][]byte, len(recs))
+	for i, r := range recs {
+		out[i] = metadata.AppendRecord(nil, r)
+	}
+	last := len(out) - 1
+	hdr := record.Header{Key: ProposalHeader, Value: binary.BigEndian.AppendUint64(nil, id)}
+	out[last] = raftlog.EncodeData([]record.Header{hdr}, out[last])
+	return out
 }
 
-// parseEntry returns the proposal id and records of an entry's data.
-func parseEntry(data []byte) (uint64, []metadata.Record, error) {
-	if len(data) < entryHeaderLen {
-		return 0, nil, errShortEntry
+// parseEntry returns the record of an entry's data and the proposal id
+// it carries (0 when it has none).
+func parseEntry(data []byte) (uint64, metadata.Record, error) {
+	var id uint64
+	hs, value, ok := raftlog.DecodeData(data)
+	if ok {
+		for _, h := range hs {
+			if h.Key != ProposalHeader {
+				continue
+			}
+			if len(h.Value) != 8 {
+				return 0, nil, errProposalHeader
+			}
+			id = binary.BigEndian.Uint64(h.Value)
+		}
 	}
-	recs, err := metadata.DecodeEntry(data[entryHeaderLen:])
+	rec, err := metadata.DecodeRecord(value)
 	if err != nil {
-		return 0, nil, fmt.Errorf("quorum: entry records: %w", err)
+		return id, nil, fmt.Errorf("quorum: entry record: %w", err)
 	}
-	return binary.BigEndian.Uint64(data), recs, nil
+	return id, rec, nil
 }
 
 // Snapshot data (the "raft.data" record of a raftlog checkpoint) is

@@ -134,7 +134,9 @@ func (n *Node) applyEntries(ents []*raftpb.Entry) {
 			if len(e.GetData()) > 0 {
 				id, ok := n.applyNormal(e)
 				changed = changed || ok
-				answered = append(answered, id)
+				if id != 0 {
+					answered = append(answered, id)
+				}
 			}
 		case raftpb.EntryConfChange, raftpb.EntryConfChangeV2:
 			n.applyConfChange(e)
@@ -151,26 +153,70 @@ func (n *Node) applyEntries(ents []*raftpb.Entry) {
 	}
 }
 
-// applyNormal replays one entry's records. The metadata offset moves
-// by the entry's record count whether or not they apply, so that every
-// node counts the log's records alike; records that do not apply (a
-// bug of the controller that wrote them) leave the image, on every
-// node, as it was.
+// openTxn is a metadata transaction being applied: its records wait
+// for its EndTransactionRecord.
+type openTxn struct {
+	index uint64 // the raft index of its BeginTransactionRecord
+	recs  []metadata.Record
+}
+
+// applyNormal reads one entry's record (entry.go). A record outside a
+// transaction replays at once; one inside waits for the End, where the
+// transaction's records replay together, or is dropped at an Abort, so
+// that the image, the metadata offset, snapshots and the publisher see
+// whole changes only. Kafka: KIP-868.
 func (n *Node) applyNormal(e *raftpb.Entry) (id uint64, changed bool) {
 	n.snapBytes += int64(len(e.GetData()))
-	id, recs, err := parseEntry(e.GetData())
+	id, rec, err := parseEntry(e.GetData())
 	if err != nil {
 		n.log.Error("metadata entry skipped", "index", e.GetIndex(), "err", err)
 		return id, false
 	}
+	switch rec.(type) {
+	case metadata.BeginTransactionRecord:
+		if n.txn != nil {
+			n.log.Error("metadata transaction not ended, dropped", "begin", n.txn.index, "index", e.GetIndex())
+		}
+		n.txn = &openTxn{index: e.GetIndex()}
+		return id, false
+	case metadata.EndTransactionRecord:
+		if n.txn == nil {
+			n.log.Error("end of no metadata transaction", "index", e.GetIndex())
+			return id, false
+		}
+		recs := n.txn.recs
+		n.txn = nil
+		return id, n.replay(e.GetIndex(), recs)
+	case metadata.AbortTransactionRecord:
+		if n.txn != nil {
+			n.log.Info("metadata transaction aborted", "begin", n.txn.index, "records", len(n.txn.recs))
+		}
+		n.txn = nil
+		return id, false
+	case metadata.NoOpRecord:
+		return id, false
+	}
+	if n.txn != nil {
+		n.txn.recs = append(n.txn.recs, rec)
+		return id, false
+	}
+	return id, n.replay(e.GetIndex(), []metadata.Record{rec})
+}
+
+// replay applies one change's records. The metadata offset moves by
+// their count whether or not they apply, so that every node counts the
+// log's records alike; records that do not apply (a bug of the
+// controller that wrote them) leave the image, on every node, as it
+// was. Framing records (metadata.IsControl) are not counted.
+func (n *Node) replay(index uint64, recs []metadata.Record) bool {
 	n.offset.Add(int64(len(recs)))
 	next, err := metadata.Apply(n.img, recs...)
 	if err != nil {
-		n.log.Error("metadata records do not apply", "index", e.GetIndex(), "err", err)
-		return id, false
+		n.log.Error("metadata records do not apply", "index", index, "err", err)
+		return false
 	}
 	n.img = next
-	return id, true
+	return true
 }
 
 // applyConfChange applies a membership change: the voters are fixed at
@@ -205,7 +251,7 @@ func (n *Node) applyConfChange(e *raftpb.Entry) {
 // Kafka: metadata.log.max.record.bytes.between.snapshots and
 // metadata.log.max.snapshot.interval.ms.
 func (n *Node) maybeSnapshot() {
-	if n.applied <= n.snapIndex {
+	if n.applied <= n.snapIndex || n.txn != nil { // never inside a transaction
 		return
 	}
 	due := n.confChanged || n.snapBytes >= n.cfg.SnapshotBytes ||

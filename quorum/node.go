@@ -66,6 +66,8 @@ type loopState struct {
 	// confChanged: a membership change applied since the last snapshot.
 	confChanged bool
 	seq         uint64 // the last proposal's sequence number
+	// txn is the metadata transaction being applied, nil outside one.
+	txn *openTxn
 }
 
 // New opens (creating and bootstrapping if empty) the node's metadata
@@ -145,6 +147,7 @@ func (n *Node) restore(snap *raftpb.Snapshot) error {
 	n.conf = snap.GetMetadata().GetConfState()
 	n.snapIndex, n.snapAt, n.snapBytes = n.applied, time.Now(), 0
 	n.offset.Store(offset)
+	n.txn = nil // a snapshot is never taken inside a transaction
 	return nil
 }
 

@@ -17,6 +17,19 @@ import (
 // (and is a normal entry).
 const EntryTypeHeader = "raft.entry.type"
 
+// EmptyHeader marks the record of an entry whose Data is empty (the
+// entry a new raft leader appends, or one that leaves a joint
+// configuration). Its value is noOpValue, so that every record value in
+// the log is one metadata record for Kafka's readers (a
+// kafka-dump-log --cluster-metadata-decoder of an empty value is an
+// error); the entry reads back with no Data.
+const EmptyHeader = "raft.entry.empty"
+
+// noOpValue is Kafka's NoOpRecord (api key 20, version 0) in the
+// metadata log's framing: frame version 1, api key, version, no tagged
+// fields.
+var noOpValue = []byte{1, 20, 0, 0}
+
 // encodeEntry appends to dst one RecordBatch holding e: base offset
 // e.Index, partition leader epoch e.Term, one record whose value is
 // e.Data and whose one header, if e.Type is set, is EntryTypeHeader.
@@ -29,12 +42,20 @@ func encodeEntry(dst []byte, e *raftpb.Entry, ts int64) ([]byte, error) {
 	}
 	b := record.NewBatchBuilder(record.CompressionNone)
 	value := e.GetData()
-	if value == nil {
-		value = []byte{} // an empty entry is not a tombstone
-	}
 	r := record.Record{Timestamp: ts, Value: value}
 	if e.Type != nil { // kept as set, so that raft's size accounting agrees
 		r.Headers = []record.Header{{Key: EntryTypeHeader, Value: []byte(strconv.Itoa(int(e.GetType())))}}
+	}
+	if len(value) == 0 { // raft's own empty entries: a NoOpRecord for Kafka's readers
+		r.Value = noOpValue
+		r.Headers = append(r.Headers, record.Header{Key: EmptyHeader, Value: []byte{}})
+	}
+	if e.GetType() == raftpb.EntryNormal {
+		if hs, v, ok := DecodeData(value); ok {
+			r.Value, r.Headers = v, append(r.Headers, hs...)
+		} else if len(value) > 0 && value[0] == headersMarker {
+			r.Headers = append(r.Headers, record.Header{Key: RawHeader, Value: []byte{}})
+		}
 	}
 	b.Append(r)
 	start := len(dst)
@@ -100,8 +121,19 @@ func entryOf(h record.BatchHeader, r record.Record) (*raftpb.Entry, error) {
 	if len(r.Value) > 0 {
 		e.Data = append([]byte(nil), r.Value...)
 	}
+	var extra []record.Header
+	raw := false
 	for _, hd := range r.Headers {
-		if hd.Key != EntryTypeHeader {
+		switch hd.Key {
+		case EntryTypeHeader:
+		case RawHeader:
+			raw = true
+			continue
+		case EmptyHeader:
+			e.Data, raw = nil, true
+			continue
+		default:
+			extra = append(extra, hd)
 			continue
 		}
 		t, err := strconv.Atoi(string(hd.Value))
@@ -109,6 +141,9 @@ func entryOf(h record.BatchHeader, r record.Record) (*raftpb.Entry, error) {
 			return nil, fmt.Errorf("raftlog: entry %d: bad %s header %q", r.Offset, EntryTypeHeader, hd.Value)
 		}
 		e.Type = new(raftpb.EntryType(t))
+	}
+	if len(extra) > 0 && !raw && e.Data != nil && e.GetType() == raftpb.EntryNormal {
+		e.Data = EncodeData(extra, r.Value)
 	}
 	return e, nil
 }

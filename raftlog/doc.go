@@ -49,8 +49,11 @@
 //	       ProducerId/Epoch/Sequence   -1/-1/-1
 //	       RecordsCount (57-60)        1
 //	record Key                         null
-//	       Value                       the entry's Data (empty, not null,
-//	                                   when Data is empty)
+//	       Value                       the entry's Data; when Data is
+//	                                   empty, Kafka's NoOpRecord (01 14
+//	                                   00 00), so that Kafka's metadata
+//	                                   decoder reads every value, with
+//	                                   the header "raft.entry.empty"
 //	       Headers                     one: "raft.entry.type" = the
 //	                                   raftpb.EntryType as ASCII decimal
 //	                                   ("0" normal, "1" conf change, "2"
@@ -58,7 +61,12 @@
 //	                                   entry's Type field is unset (a
 //	                                   normal entry), so that the entry
 //	                                   reads back with the protobuf size
-//	                                   raft counted
+//	                                   raft counted; then, for a normal
+//	                                   entry whose Data EncodeData wrote,
+//	                                   its headers, the value being the
+//	                                   rest of Data (headers.go), or
+//	                                   "raft.entry.raw" for Data that
+//	                                   only begins like EncodeData's
 //
 // KRaft also stamps each batch's PartitionLeaderEpoch with the epoch
 // (raft term) of the leader that wrote it, and keeps its voter changes

@@ -28,6 +28,7 @@ import (
 //	  size: .. magic: 2 compresscodec: none crc: .. isvalid: true      (one line per batch)
 //	| offset: .. CreateTime: .. keySize: .. valueSize: .. sequence: .. headerKeys: [..]
 //	  key: .. payload: .. headers: [..]                                 (with --print-records)
+//	  key: .. payload: <RecordType> {<fields>} headers: [..]             (metadata log records)
 //	Found <n> invalid bytes at the end of <file>: <reason>               (torn or corrupt tail)
 //	offset: <o> position: <p>                                           (.index)
 //	timestamp: <t> offset: <o>                                          (.timeindex)
@@ -54,6 +55,7 @@ type dumpOptions struct {
 	verifyIndexOnly  bool // --verify-index-only: check indexes against the log, print mismatches only
 	maxBytes         int64
 	maxMessageBytes  int
+	metadataDecoder  bool // --cluster-metadata-decoder (implied in __cluster_metadata-0)
 }
 
 func init() { logCmd.AddCommand(newDumpCmd()) }
@@ -70,6 +72,8 @@ and time index entries checked against the log, its aborted transactions
 (.txnindex), the producer state snapshots (.snapshot), the checkpoint files
 (recovery point, log start offset, replication offset, cleaner offset,
 leader epoch), partition.metadata, KRaft's quorum-state and meta.properties.
+The records of a metadata log (__cluster_metadata-0, or any log with
+--cluster-metadata-decoder) are printed as the metadata records they hold.
 A FILE may be any of these. Files are only read; a torn or corrupt tail is
 reported, never repaired.`,
 		Args: cobra.MinimumNArgs(1),
@@ -87,6 +91,8 @@ reported, never repaired.`,
 	f.BoolVar(&o.verifyIndexOnly, "verify-index-only", false, "check index entries against the log and print only the mismatches")
 	f.Int64Var(&o.maxBytes, "max-bytes", math.MaxInt32, "read at most this many bytes of each .log file")
 	f.IntVar(&o.maxMessageBytes, "max-message-size", math.MaxInt32, "largest batch accepted as valid, in bytes")
+	f.BoolVar(&o.metadataDecoder, "cluster-metadata-decoder", false,
+		"print every record's value as the KRaft metadata record it holds (the default in a __cluster_metadata-0 directory)")
 	return cmd
 }
 

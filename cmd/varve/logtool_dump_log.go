@@ -20,6 +20,7 @@ type logDump struct {
 	last    int64      // last record offset printed, -1 before the first
 	gaps    [][2]int64 // non-consecutive record offsets (Kafka reports them)
 	invalid int        // batches that failed validation
+	meta    bool       // values are KRaft metadata records
 }
 
 // dumpLog prints every batch of a .log file (and its records with
@@ -30,7 +31,7 @@ func (d *dumper) dumpLog(path string) error {
 		return err
 	}
 	d.printf("Log starting offset: %d\n", base)
-	ld := &logDump{d: d, path: path, last: -1}
+	ld := &logDump{d: d, path: path, last: -1, meta: d.isMetadataLog(path)}
 	tail, err := scanLog(path, d.o.maxBytes, d.o.maxMessageBytes, ld.batch)
 	if err != nil {
 		return err
@@ -45,7 +46,7 @@ func (ld *logDump) batch(b scannedBatch) error {
 		ld.invalid++
 		ld.d.printf("  invalid batch: %s\n", describeBatchError(b.Invalid))
 	}
-	if ld.d.o.printRecords {
+	if ld.d.o.printRecords || ld.meta {
 		ld.records(b)
 	}
 	return nil

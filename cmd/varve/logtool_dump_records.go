@@ -70,7 +70,11 @@ func (ld *logDump) formatRecord(h record.BatchHeader, r *record.Record) string {
 		return sb.String()
 	}
 	max := ld.d.o.maxValueBytes
-	fmt.Fprintf(&sb, " key: %s payload: %s", showBytes(r.Key, max), showBytes(r.Value, max))
+	payload := showBytes(r.Value, max)
+	if ld.meta {
+		payload = metadataPayload(r.Value)
+	}
+	fmt.Fprintf(&sb, " key: %s payload: %s", showBytes(r.Key, max), payload)
 	if len(r.Headers) > 0 {
 		hs := make([]string, len(r.Headers))
 		for i, hd := range r.Headers {

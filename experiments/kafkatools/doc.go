@@ -61,4 +61,13 @@
 // child runs in its own process group with a parent-death signal and a
 // bounded wait; the cluster is stopped on every exit path, and the
 // temporary directory removed unless -keep is given.
+//
+// # The metadata log under kafka-dump-log
+//
+// TestKafkaDumpsVarveMetadataLog (`go test ./experiments/kafkatools`)
+// runs a three-node quorum in the test process (package quorum), and
+// Kafka's DumpLogSegments --cluster-metadata-decoder over node 1's
+// metadata log segment: every record type must be printed as often as
+// the log holds it, and no record fail to parse. It uses the same
+// Kafka jars; it skips without Java or Kafka unless CI is set.
 package main
