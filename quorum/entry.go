@@ -74,6 +74,28 @@ func parseEntry(data []byte) (uint64, metadata.Record, error) {
 	return id, rec, nil
 }
 
+// legacyEntryHeaderLen is the proposal id that began every entry of
+// the layout written before metadata transactions: 8 bytes, then the
+// change's records (metadata.AppendEntry). Its first byte is the top of
+// the proposing node's raft id, 0 for ids below 256, where a framed
+// record begins with frame version 1: the two layouts never read as
+// each other.
+const legacyEntryHeaderLen = 8
+
+// parseLegacyEntry reads an entry of the earlier layout, so that a
+// metadata log written by an earlier Varve is read whole rather than
+// skipped.
+func parseLegacyEntry(data []byte) (uint64, []metadata.Record, error) {
+	if len(data) < legacyEntryHeaderLen || data[0] != 0 {
+		return 0, nil, errors.New("quorum: not an entry of the earlier layout")
+	}
+	recs, err := metadata.DecodeEntry(data[legacyEntryHeaderLen:])
+	if err != nil {
+		return 0, nil, fmt.Errorf("quorum: earlier layout's records: %w", err)
+	}
+	return binary.BigEndian.Uint64(data), recs, nil
+}
+
 // Snapshot data (the "raft.data" record of a raftlog checkpoint) is
 //
 //	0  int64  the metadata offset: how many records the log held up to

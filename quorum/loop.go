@@ -169,6 +169,9 @@ func (n *Node) applyNormal(e *raftpb.Entry) (id uint64, changed bool) {
 	n.snapBytes += int64(len(e.GetData()))
 	id, rec, err := parseEntry(e.GetData())
 	if err != nil {
+		if lid, recs, lerr := parseLegacyEntry(e.GetData()); lerr == nil {
+			return lid, n.replay(e.GetIndex(), recs)
+		}
 		n.log.Error("metadata entry skipped", "index", e.GetIndex(), "err", err)
 		return id, false
 	}
