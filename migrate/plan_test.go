@@ -138,11 +138,11 @@ func TestPlanCarriesKafkaMetadata(t *testing.T) {
 func TestPlanMetadataTransactions(t *testing.T) {
 	aborted := metadata.TopicID{9}
 	dir := kafkaLogDir(t,
-		[]any{rawRecord(keyBeginTransaction)},
+		[]any{metadata.BeginTransactionRecord{}},
 		baseRecords(),
-		[]any{rawRecord(keyEndTransaction)},
-		[]any{rawRecord(keyBeginTransaction), metadata.TopicRecord{Name: "aborted", TopicID: aborted}},
-		[]any{rawRecord(keyAbortTransaction), rawRecord(keyNoOp)},
+		[]any{metadata.EndTransactionRecord{}},
+		[]any{metadata.BeginTransactionRecord{}, metadata.TopicRecord{Name: "aborted", TopicID: aborted}},
+		[]any{metadata.AbortTransactionRecord{}, metadata.NoOpRecord{}},
 	)
 	p, err := Build(dir, "")
 	if err != nil {
@@ -210,7 +210,7 @@ func TestPlanRefuses(t *testing.T) {
 			setup: func(t *testing.T, dir string) { partitionDir(t, dir, "compacted-0.abc-future", topicID) }},
 		{name: "topic_id_mismatch", want: "partition.metadata names topic id",
 			setup: func(t *testing.T, dir string) { partitionDir(t, dir, "compacted-0", other) }},
-		{name: "client_quotas", want: "ClientQuotaRecord", extra: []any{rawRecord(keyClientQuota)}},
+		{name: "client_quotas", want: "ClientQuotaRecord", extra: []any{metadata.ClientQuotaRecord{Entity: []metadata.QuotaEntityData{{Type: "client-id", Name: ptr("app")}}, Key: "producer_byte_rate", Value: 1048576}}},
 		{name: "unknown_record", want: "api key 99", extra: []any{rawRecord(99)}},
 		{name: "already_varve", want: "already holds",
 			setup: func(t *testing.T, dir string) { write(t, filepath.Join(dir, cluster.MetadataFile), "{}") }},
@@ -294,3 +294,5 @@ func TestPlanRefusesMetadataDirOfAnotherNode(t *testing.T) {
 		t.Fatalf("the node's own metadata dir: %v %q", err, p.Refusals)
 	}
 }
+
+func ptr(s string) *string { return &s }

@@ -95,6 +95,17 @@ func (r *replayer) value(offset int64, v []byte) {
 		return
 	}
 	switch rec := rec.(type) {
+	case metadata.BeginTransactionRecord:
+		r.inTxn = true
+	case metadata.EndTransactionRecord:
+		r.inTxn = false
+		r.flush(offset)
+	case metadata.AbortTransactionRecord:
+		r.inTxn, r.pending = false, nil
+	case metadata.NoOpRecord:
+		r.ignored[ignored[keyNoOp]]++
+	case metadata.ClientQuotaRecord:
+		r.refuse("offset %d: %s: Varve cannot carry this state over", offset, refused[keyClientQuota])
 	case metadata.FeatureLevelRecord:
 		r.features[rec.Name] = rec.FeatureLevel
 	case metadata.ConfigRecord:
