@@ -40,8 +40,8 @@ func freePort(t *testing.T, host string) int {
 	if err != nil {
 		t.Skipf("cannot listen on %s: %v", host, err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*stdnet.TCPAddr).Port
+	ln.Close()
+	return testPort(t, host)
 }
 
 func newTestCluster(t *testing.T, topic string, props map[string]string) *testCluster {

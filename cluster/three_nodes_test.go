@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	stdnet "net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,12 +30,7 @@ type quorumCluster struct {
 }
 
 func freeLoopbackPort(t *testing.T) int {
-	ln, err := stdnet.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*stdnet.TCPAddr).Port
+	return testPort(t, "127.0.0.1")
 }
 
 func startQuorumCluster(t *testing.T, n int, extra map[string]string) *quorumCluster {
