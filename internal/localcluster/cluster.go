@@ -3,6 +3,7 @@ package localcluster
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -121,6 +122,12 @@ func cmp(s, deflt string) string {
 	return s
 }
 
+// Free ports are taken below the kernel's ephemeral range (Linux's
+// net.ipv4.ip_local_port_range starts at 32768), from a random start:
+// a port the kernel hands out for ":0" is one it may hand again to any
+// outgoing connection or other process before the node binds it.
+const freePortLow, freePortHigh = 20000, 32000
+
 // pickFreePorts gives every node free broker and controller ports on
 // its host. All listeners stay open until every port is chosen, so no
 // two are the same; another process may still take one before the
@@ -132,13 +139,21 @@ func (c *Cluster) pickFreePorts() error {
 			l.Close()
 		}
 	}()
+	next := freePortLow + rand.IntN(freePortHigh-freePortLow)
 	free := func(host string) (int, error) {
-		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-		if err != nil {
-			return 0, fmt.Errorf("localcluster: find a free port on %s: %w", host, err)
+		for range freePortHigh - freePortLow {
+			p := next
+			if next++; next >= freePortHigh {
+				next = freePortLow
+			}
+			l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p)))
+			if err != nil {
+				continue
+			}
+			open = append(open, l)
+			return p, nil
 		}
-		open = append(open, l)
-		return l.Addr().(*net.TCPAddr).Port, nil
+		return 0, fmt.Errorf("localcluster: no free port on %s in %d-%d", host, freePortLow, freePortHigh-1)
 	}
 	for _, n := range c.nodes {
 		var err error
