@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,6 +20,8 @@ import (
 // node they read 0 (controller) and the replica counts.
 func clusterCollectors(b *Broker) []prometheus.Collector {
 	img := func() *metadata.Image { return b.meta.image() }
+	var memo countsMemo
+	counts := func() imageCounts { return memo.get(b, img()) }
 	gauge := func(name, help string, f func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
 	}
@@ -30,26 +33,18 @@ func clusterCollectors(b *Broker) []prometheus.Collector {
 				if !b.IsActiveController() {
 					return 0
 				}
-				n := 0
-				for t := range img().Topics() {
-					for _, p := range t.Partitions {
-						if p.Leader == metadata.NoLeader {
-							n++
-						}
-					}
-				}
-				return float64(n)
+				return float64(counts().offline)
 			}),
 		gauge("varve_controller_fenced_broker_count", "Registered brokers that are fenced, on the active controller (Kafka FencedBrokerCount).",
 			func() float64 { return float64(brokerCount(b, img(), true)) }),
 		gauge("varve_controller_active_broker_count", "Registered brokers that are not fenced, on the active controller (Kafka ActiveBrokerCount).",
 			func() float64 { return float64(brokerCount(b, img(), false)) }),
 		gauge("varve_replica_under_replicated_partitions", "Partitions this node leads whose ISR is smaller than their replicas (Kafka UnderReplicatedPartitions).",
-			func() float64 { n, _, _ := b.replicaCounts(img()); return float64(n) }),
+			func() float64 { return float64(counts().under) }),
 		gauge("varve_replica_leader_count", "Partitions this node leads (Kafka LeaderCount).",
-			func() float64 { _, n, _ := b.replicaCounts(img()); return float64(n) }),
+			func() float64 { return float64(counts().leading) }),
 		gauge("varve_replica_partition_count", "Partitions this node has a replica of (Kafka PartitionCount).",
-			func() float64 { _, _, n := b.replicaCounts(img()); return float64(n) }),
+			func() float64 { return float64(counts().hosted) }),
 	}
 }
 
@@ -105,6 +100,39 @@ func (r *replicationMetrics) elections(elected, unclean int, took time.Duration)
 		r.electionTime.Observe(took.Seconds())
 	}
 	r.unclean.Add(float64(unclean))
+}
+
+// imageCounts are the partition counts the gauges report, from one image.
+type imageCounts struct {
+	under, leading, hosted int // of this node's replicas (replicaCounts)
+	offline                int // partitions without a leader
+}
+
+// countsMemo keeps the counts of the last image asked for: a scrape
+// reads four gauges from the same image, and an image never changes, so
+// its partitions are walked once per image rather than once per gauge.
+type countsMemo struct {
+	mu     sync.Mutex
+	img    *metadata.Image
+	counts imageCounts
+}
+
+func (m *countsMemo) get(b *Broker, img *metadata.Image) imageCounts {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if img != m.img {
+		var c imageCounts
+		c.under, c.leading, c.hosted = b.replicaCounts(img)
+		for t := range img.Topics() {
+			for _, p := range t.Partitions {
+				if p.Leader == metadata.NoLeader {
+					c.offline++
+				}
+			}
+		}
+		m.img, m.counts = img, c
+	}
+	return m.counts
 }
 
 // replicaCounts counts, from the image, the partitions this node leads
