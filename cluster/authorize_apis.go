@@ -101,6 +101,15 @@ func (t *topicAllowed) err(topic string) error {
 	return nil
 }
 
+// codeAfter is first when it is an error code, else err's code for
+// topic: the topic is checked only once the checks before it passed.
+func (t *topicAllowed) codeAfter(first int16, topic string) int16 {
+	if first != 0 {
+		return first
+	}
+	return errorCode(t.err(topic))
+}
+
 // produceTransactionError is TRANSACTIONAL_ID_AUTHORIZATION_FAILED for
 // a transactional producer without Write on its TransactionalId.
 func (b *Broker) produceTransactionError(r *vnet.Request, req *kmsg.ProduceRequest) error {
@@ -263,26 +272,19 @@ func (b *Broker) authorizeCommit(r *vnet.Request, req *kmsg.OffsetCommitRequest)
 	groupCode := b.groupRefusal(r, acl.OpRead, req.Group)
 	read := b.topicCheck(r, acl.OpRead)
 	sub := *req
-	sub.Topics = nil
 	var refused []kmsg.OffsetCommitResponseTopic
-	for _, t := range req.Topics {
-		code := groupCode
-		if code == 0 {
-			code = errorCode(read.err(t.Topic))
-		}
-		if code == 0 {
-			sub.Topics = append(sub.Topics, t)
-			continue
-		}
-		rt := kmsg.NewOffsetCommitResponseTopic()
-		rt.Topic = t.Topic
-		for _, p := range t.Partitions {
-			rp := kmsg.NewOffsetCommitResponseTopicPartition()
-			rp.Partition, rp.ErrorCode = p.Partition, code
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		refused = append(refused, rt)
-	}
+	sub.Topics, refused = splitTopics(req.Topics,
+		func(t kmsg.OffsetCommitRequestTopic) int16 { return read.codeAfter(groupCode, t.Topic) },
+		func(t kmsg.OffsetCommitRequestTopic, code int16) kmsg.OffsetCommitResponseTopic {
+			rt := kmsg.NewOffsetCommitResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetCommitResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			return rt
+		})
 	return &sub, refused
 }
 
@@ -298,23 +300,33 @@ func (b *Broker) authorizeOffsetDelete(r *vnet.Request, req *kmsg.OffsetDeleteRe
 	}
 	read := b.topicCheck(r, acl.OpRead)
 	sub := *req
-	sub.Topics = nil
 	var refused []kmsg.OffsetDeleteResponseTopic
-	for _, t := range req.Topics {
-		if read.err(t.Topic) == nil {
-			sub.Topics = append(sub.Topics, t)
+	sub.Topics, refused = splitTopics(req.Topics,
+		func(t kmsg.OffsetDeleteRequestTopic) int16 { return errorCode(read.err(t.Topic)) },
+		func(t kmsg.OffsetDeleteRequestTopic, code int16) kmsg.OffsetDeleteResponseTopic {
+			rt := kmsg.NewOffsetDeleteResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetDeleteResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			return rt
+		})
+	return &sub, refused, 0
+}
+
+// splitTopics divides a request's topics into those whose check passes
+// (code 0), kept in order, and the answers refuse gives the others.
+func splitTopics[T, R any](topics []T, check func(T) int16, refuse func(T, int16) R) (kept []T, refused []R) {
+	for _, t := range topics {
+		if code := check(t); code != 0 {
+			refused = append(refused, refuse(t, code))
 			continue
 		}
-		rt := kmsg.NewOffsetDeleteResponseTopic()
-		rt.Topic = t.Topic
-		for _, p := range t.Partitions {
-			rp := kmsg.NewOffsetDeleteResponseTopicPartition()
-			rp.Partition, rp.ErrorCode = p.Partition, kerr.TopicAuthorizationFailed.Code
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		refused = append(refused, rt)
+		kept = append(kept, t)
 	}
-	return &sub, refused, 0
+	return kept, refused
 }
 
 // coordinatorKeyRefusal is FindCoordinator's check: Describe on the

@@ -92,26 +92,19 @@ func (b *Broker) authorizeTxnOffsetCommit(r *vnet.Request, req *kmsg.TxnOffsetCo
 	}
 	read := b.topicCheck(r, acl.OpRead)
 	sub := *req
-	sub.Topics = nil
 	var refused []kmsg.TxnOffsetCommitResponseTopic
-	for _, t := range req.Topics {
-		c := code
-		if c == 0 {
-			c = errorCode(read.err(t.Topic))
-		}
-		if c == 0 {
-			sub.Topics = append(sub.Topics, t)
-			continue
-		}
-		rt := kmsg.NewTxnOffsetCommitResponseTopic()
-		rt.Topic = t.Topic
-		for _, p := range t.Partitions {
-			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
-			rp.Partition, rp.ErrorCode = p.Partition, c
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		refused = append(refused, rt)
-	}
+	sub.Topics, refused = splitTopics(req.Topics,
+		func(t kmsg.TxnOffsetCommitRequestTopic) int16 { return read.codeAfter(code, t.Topic) },
+		func(t kmsg.TxnOffsetCommitRequestTopic, code int16) kmsg.TxnOffsetCommitResponseTopic {
+			rt := kmsg.NewTxnOffsetCommitResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			return rt
+		})
 	return &sub, refused
 }
 
