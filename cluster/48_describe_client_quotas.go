@@ -11,7 +11,8 @@ package cluster
 // match without a name, a default or any match with one, or an ip
 // component with a user or client-id one is INVALID_REQUEST; an unknown
 // type or match type is UNSUPPORTED_VERSION. Entries are ordered by
-// user, client id, then IP, each value by key.
+// user, client id, then IP, each value by key; none is an empty list,
+// never null (null is for an error).
 //
 // With an authorizer, Kafka's rule: DESCRIBE_CONFIGS on the cluster,
 // else CLUSTER_AUTHORIZATION_FAILED.
@@ -55,6 +56,11 @@ func serveDescribeClientQuotas(b *Broker, r *vnet.Request, kreq kmsg.Request, _ 
 		return resp
 	}
 	img := b.meta.image()
+	// Entries is nullable: null only with an error. Kafka's Java client
+	// reads a null list as a failure (a NullPointerException in
+	// kafka-configs --describe --entity-type clients), so no match is an
+	// empty list.
+	resp.Entries = []kmsg.DescribeClientQuotasResponseEntry{}
 	for _, e := range img.QuotaEntities() {
 		if f.matches(e) {
 			resp.Entries = append(resp.Entries, describeQuotaEntry(e, img.ClientQuotas(e)))

@@ -2,13 +2,17 @@ package cluster_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -284,4 +288,71 @@ func TestRequestPercentageQuota(t *testing.T) {
 	if busy, idle := maxThrottle("busy"), maxThrottle("idle"); busy == 0 || idle != 0 {
 		t.Fatalf("throttle_time_ms: busy %d, idle %d", busy, idle)
 	}
+}
+
+// Kafka: DescribeClientQuotas' entries are null only with an error; an
+// answer that matches nothing is an empty list. Kafka's Java admin
+// client fails on a null one (kafka-configs --describe --entity-type
+// clients stopped with a NullPointerException), so the bytes on the
+// wire must hold a length of 0, not -1.
+func TestDescribeClientQuotasNoMatchIsEmptyNotNull(t *testing.T) {
+	node := startBroker(t, t.TempDir(), nil)
+	req := kmsg.NewPtrDescribeClientQuotasRequest()
+	c := kmsg.NewDescribeClientQuotasRequestComponent()
+	c.EntityType, c.MatchType, c.Match = "client-id", 0, strp("nobody")
+	req.Components = append(req.Components, c)
+	for _, v := range []int16{0, 1} {
+		req.SetVersion(v)
+		raw, err := rawResponse(t, node.addr, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// throttle_time_ms int32, error_code int16, error_message
+		// nullable string (null), then the entries' length.
+		rd := kbin.Reader{Src: raw}
+		rd.Int32()
+		if code := rd.Int16(); code != 0 {
+			t.Fatalf("v%d: error %d", v, code)
+		}
+		var n int32
+		if v >= 1 {
+			rd.CompactNullableString()
+			n = rd.CompactArrayLen()
+		} else {
+			rd.NullableString()
+			n = rd.ArrayLen()
+		}
+		if n != 0 {
+			t.Errorf("v%d: entries length %d, want 0 (an empty list)", v, n)
+		}
+	}
+}
+
+// rawResponse sends req on a fresh connection and returns the body of
+// its response, after the header (correlation id, and for a flexible
+// version its tagged fields).
+func rawResponse(t *testing.T, addr string, req kmsg.Request) ([]byte, error) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write(frame(req.Key(), req.GetVersion(), req.AppendTo(nil))); err != nil {
+		return nil, err
+	}
+	var size [4]byte
+	if _, err := io.ReadFull(c, size[:]); err != nil {
+		return nil, err
+	}
+	body := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(c, body); err != nil {
+		return nil, err
+	}
+	body = body[4:] // correlation id
+	if req.IsFlexible() {
+		body = body[1:] // no tagged fields
+	}
+	return body, nil
 }
