@@ -2,14 +2,16 @@ package cluster
 
 // DescribeProducers, version 0 (KIP-664).
 //
-// The active producers of each partition this node leads, from its log's
-// producer state (Kafka's ProducerStateManager): producer id and epoch,
-// last sequence and timestamp, the coordinator epoch of its last marker,
-// and the first offset of its open transaction (-1 if none), which is
-// what kafka-transactions find-hanging looks for. A partition that does
-// not exist gets UNKNOWN_TOPIC_OR_PARTITION, one led elsewhere
-// NOT_LEADER_OR_FOLLOWER. Authorization: Read on the topic, else
-// TOPIC_AUTHORIZATION_FAILED for its partitions (Kafka's KafkaApis).
+// The active producers of each partition this node has a replica of,
+// leader or follower, from its log's producer state (Kafka's
+// ReplicaManager.activeProducerState over ProducerStateManager): producer
+// id and epoch, last sequence and timestamp, the coordinator epoch of
+// its last marker, and the first offset of its open transaction (-1 if
+// none), which is what kafka-transactions find-hanging --broker-id looks
+// for on every replica of that broker. A partition of the metadata this
+// node has no replica of gets NOT_LEADER_OR_FOLLOWER, one that does not
+// exist UNKNOWN_TOPIC_OR_PARTITION. Authorization: Read on the topic,
+// else TOPIC_AUTHORIZATION_FAILED for its partitions (Kafka's KafkaApis).
 
 import (
 	"cmp"
@@ -39,14 +41,14 @@ func serveDescribeProducers(b *Broker, r *vnet.Request, kreq kmsg.Request, _ fun
 			rp := kmsg.NewDescribeProducersResponseTopicPartition()
 			rp.Partition = p
 			tp := segment.TopicPartition{Topic: t.Topic, Partition: p}
-			part, ok := b.parts.Partition(tp)
+			_, hosted := b.parts.Partition(tp)
 			switch {
 			case topicErr != nil:
 				rp.ErrorCode = errorCode(topicErr)
-			case !ok:
-				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case !part.IsLeader():
+			case !hosted && b.inImage(tp):
 				rp.ErrorCode = kerr.NotLeaderForPartition.Code
+			case !hosted:
+				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
 				if logs == nil {
 					logs = logsByPartition(b.parts.Logs())
@@ -58,6 +60,12 @@ func serveDescribeProducers(b *Broker, r *vnet.Request, kreq kmsg.Request, _ fun
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
+}
+
+// inImage reports whether the metadata has partition tp.
+func (b *Broker) inImage(tp segment.TopicPartition) bool {
+	_, ok := b.meta.image().Partition(tp.Topic, tp.Partition)
+	return ok
 }
 
 func logsByPartition(ls []*segment.Log) map[segment.TopicPartition]*segment.Log {
