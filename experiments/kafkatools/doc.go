@@ -30,6 +30,24 @@
 //	                        --verify until it reports completion
 //	kafka-leader-election   --election-type PREFERRED --all-topic-partitions:
 //	                        partition 0's new first replica becomes leader
+//	kafka-features          describe: the four features, finalized
+//	kafka-producer-perf-test
+//	                        --transactional-id --transaction-duration-ms
+//	                        200: 20,000 records in transactions on a
+//	                        topic with replication factor 3
+//	kafka-transactions      list, describe, describe-producers and
+//	                        find-hanging on every broker: the perf
+//	                        producer's transactions all committed, none
+//	                        hanging
+//	kafka-log-dirs          --describe: each broker's directory holds
+//	                        the topic's three partitions
+//	kafka-configs           --alter and --describe of a client id's
+//	                        producer_byte_rate and consumer_byte_rate
+//	kafka-console-consumer  group.protocol=consumer (KIP-848) and
+//	                        isolation.level=read_committed: every record
+//	                        of the transactions; kafka-consumer-groups
+//	                        --describe then shows each partition caught
+//	                        up (lag 0, or 1: the last COMMIT marker)
 //	kafka-console-producer  acks=all, one numbered line every -interval,
 //	kafka-console-consumer  read at the same time by a consumer in a group;
 //	                        once it has printed a quarter of the lines the

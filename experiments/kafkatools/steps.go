@@ -23,6 +23,7 @@ func (e *exp) steps(ctx context.Context) {
 	e.quorumSteps(ctx)
 	e.topicSteps(ctx)
 	e.reassignSteps(ctx)
+	e.operatorSteps(ctx)
 	if ctx.Err() == nil {
 		e.failoverSteps(ctx)
 	}

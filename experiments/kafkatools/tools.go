@@ -23,6 +23,10 @@ var mainClass = map[string]string{
 	"kafka-console-producer":    "org.apache.kafka.tools.ConsoleProducer",
 	"kafka-console-consumer":    "org.apache.kafka.tools.consumer.ConsoleConsumer",
 	"kafka-consumer-groups":     "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+	"kafka-features":            "org.apache.kafka.tools.FeatureCommand",
+	"kafka-transactions":        "org.apache.kafka.tools.TransactionsCommand",
+	"kafka-log-dirs":            "org.apache.kafka.tools.LogDirsCommand",
+	"kafka-producer-perf-test":  "org.apache.kafka.tools.ProducerPerformance",
 }
 
 // toolsLog4j is the tools' logging, as Kafka's config/tools-log4j2.yaml
