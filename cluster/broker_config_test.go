@@ -281,3 +281,57 @@ func TestLegacyAlterConfigsBroker(t *testing.T) {
 		t.Errorf("AlterConfigs num.partitions: %v %+v, want INVALID_REQUEST", err, resps)
 	}
 }
+
+// Kafka: log.cleaner.threads is dynamic (LogCleaner.reconfigure restarts
+// the cleaner threads). A node started without cleaner threads compacts
+// nothing; raised dynamically, its cleaner starts and cleans a
+// compacted topic. io.max.bytes.per.second restarts it again.
+func TestDynamicCleanerThreads(t *testing.T) {
+	b := startBroker(t, t.TempDir(), map[string]string{"log.cleaner.threads": "0", "log.cleaner.backoff.ms": "20"})
+	cl := client(t, b.addr, kgo.DefaultProduceTopic("cmp"))
+	adm := kadm.NewClient(cl)
+	topicCfg := map[string]*string{"cleanup.policy": sp("compact"), "segment.bytes": sp("1024"), "min.cleanable.dirty.ratio": sp("0.01")}
+	if r, err := adm.CreateTopic(ctx(t), 1, 1, topicCfg, "cmp"); err != nil || r.Err != nil {
+		t.Fatalf("create topic: %v %v", err, r.Err)
+	}
+	for i := 0; i < 60; i++ {
+		if err := cl.ProduceSync(ctx(t), &kgo.Record{Key: []byte("k"), Value: make([]byte, 200)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	size := func() int64 {
+		dirs, err := adm.DescribeAllLogDirs(ctx(t), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		dirs.Each(func(d kadm.DescribedLogDir) {
+			d.Topics.Each(func(p kadm.DescribedLogDirPartition) {
+				if p.Topic == "cmp" {
+					n += p.Size
+				}
+			})
+		})
+		return n
+	}
+	before := size()
+	if b.RunningCleaner() != nil {
+		t.Fatal("a cleaner runs with log.cleaner.threads=0")
+	}
+	mustSetBroker(t, adm, map[string]*string{"log.cleaner.threads": sp("2")})
+	first := b.RunningCleaner()
+	if first == nil {
+		t.Fatal("no cleaner after log.cleaner.threads was raised")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for size() > before/2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("compacted topic still %d bytes (was %d) after the cleaner was started dynamically", size(), before)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	mustSetBroker(t, adm, map[string]*string{"log.cleaner.io.max.bytes.per.second": sp("1048576")}, 1)
+	if c := b.RunningCleaner(); c == nil || c == first {
+		t.Error("the cleaner was not restarted with the new io.max.bytes.per.second")
+	}
+}

@@ -104,7 +104,9 @@ func (h *levelHandler) loggerName() string {
 	return h.name
 }
 
-func (h *levelHandler) Handle(ctx context.Context, r slog.Record) error { return h.inner.Handle(ctx, r) }
+func (h *levelHandler) Handle(ctx context.Context, r slog.Record) error {
+	return h.inner.Handle(ctx, r)
+}
 
 func (h *levelHandler) WithAttrs(as []slog.Attr) slog.Handler {
 	n := *h
