@@ -40,6 +40,8 @@ type dynDef struct {
 	// applied says Varve applies a change without a restart; the
 	// others are refused.
 	applied bool
+	// absent is why Varve refuses a property it does not have at all.
+	absent string
 }
 
 // dynamicDefs lists Kafka's dynamic broker properties that Varve knows:
@@ -109,8 +111,8 @@ var dynamicDefs = map[string]dynDef{
 
 	// DynamicReplicationConfig and quotas: Varve has no replication
 	// throttle, so a rate would be stored and not enforced.
-	"leader.replication.throttled.rate":   {},
-	"follower.replication.throttled.rate": {},
+	"leader.replication.throttled.rate":   {absent: "Varve has no replication throttle"},
+	"follower.replication.throttled.rate": {absent: "Varve has no replication throttle"},
 	"producer.id.expiration.ms":           {},
 
 	// DynamicListenerConfig: per node only.
@@ -177,8 +179,11 @@ func CheckDynamic(props map[string]string, perNode bool) error {
 		return &DynamicError{"Cannot update these configs at default cluster level, broker id must be specified: " + scalaSet(nodeOnly)}
 	}
 	if len(notApplied) > 0 {
-		return &DynamicError{"Cannot update these configs dynamically: " + scalaSet(notApplied) +
-			" (Varve applies them only at start-up)"}
+		why := "Varve applies them only at start-up"
+		if a := dynamicDefs[notApplied[0]].absent; a != "" && len(notApplied) == 1 {
+			why = a
+		}
+		return &DynamicError{"Cannot update these configs dynamically: " + scalaSet(notApplied) + " (" + why + ")"}
 	}
 	return nil
 }
