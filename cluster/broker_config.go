@@ -88,12 +88,16 @@ func (b *Broker) applyDynamicConfig() {
 	if changedAny(prev, next, cleanerProps) {
 		b.restartCleaner(next)
 	}
+	if changedAny(prev, next, connectionProps) {
+		b.setConnectionLimits(next)
+	}
 	b.log.Info("dynamic broker configuration applied", "cluster_default", next.DynamicDefault(), "node", next.DynamicNode())
 }
 
 var (
 	cleanerProps = []string{"log.cleaner.threads", "log.cleaner.io.max.bytes.per.second", "log.cleaner.dedupe.buffer.size",
 		"log.cleaner.io.buffer.size", "log.cleaner.io.buffer.load.factor", "log.cleaner.backoff.ms"}
+	connectionProps = []string{"max.connections", "max.connections.per.ip"}
 )
 
 // logDefaultProps are the broker properties that are topic defaults.
@@ -164,4 +168,29 @@ func brokerConfigRecords(m map[string]map[string]string) []metadata.Record {
 		recs = append(recs, metadata.BrokerConfigRecords(res, nil, m[res])...)
 	}
 	return recs
+}
+
+// connectionLimiter is a network server whose connection limits change
+// at run time.
+type connectionLimiter interface {
+	SetConnectionLimits(maxConns, perIP int)
+}
+
+// setConnectionLimits applies max.connections and max.connections.per.ip
+// to every server of the node: new connections are checked against
+// them, open ones stay (Kafka's ConnectionQuotas).
+func (b *Broker) setConnectionLimits(cfg *config.Broker) {
+	s, ok := b.server.(*servers)
+	if !ok {
+		return
+	}
+	srvs := []server{s.plain}
+	if s.separate() {
+		srvs = append(srvs, s.tls)
+	}
+	for _, srv := range srvs {
+		if l, ok := srv.(connectionLimiter); ok {
+			l.SetConnectionLimits(cfg.MaxConnections, cfg.MaxConnectionsPerIP)
+		}
+	}
 }

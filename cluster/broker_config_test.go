@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -333,5 +334,46 @@ func TestDynamicCleanerThreads(t *testing.T) {
 	mustSetBroker(t, adm, map[string]*string{"log.cleaner.io.max.bytes.per.second": sp("1048576")}, 1)
 	if c := b.RunningCleaner(); c == nil || c == first {
 		t.Error("the cleaner was not restarted with the new io.max.bytes.per.second")
+	}
+}
+
+// Kafka: max.connections and max.connections.per.ip are dynamic
+// (ConnectionQuotas): lowered, a new connection beyond them is closed at
+// once while open ones stay; raised again, new ones are served.
+func TestDynamicMaxConnectionsPerIP(t *testing.T) {
+	b := startBroker(t, t.TempDir(), nil)
+	adm := kadm.NewClient(client(t, b.addr))
+	if _, err := adm.BrokerMetadata(ctx(t)); err != nil { // the admin client's one connection is open
+		t.Fatal(err)
+	}
+	served := func() bool {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(b.addr), kgo.RequestRetries(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		cx, cancel := context.WithTimeout(ctx(t), 2*time.Second)
+		defer cancel()
+		_, err = kmsg.NewPtrMetadataRequest().RequestWith(cx, cl)
+		return err == nil
+	}
+	if !served() {
+		t.Fatal("a second connection is not served under the defaults")
+	}
+	mustSetBroker(t, adm, map[string]*string{"max.connections.per.ip": sp("1")})
+	if served() {
+		t.Error("a second connection from 127.0.0.1 served after max.connections.per.ip=1")
+	}
+	if _, err := adm.BrokerMetadata(ctx(t)); err != nil {
+		t.Errorf("the open connection stopped working: %v", err)
+	}
+	mustSetBroker(t, adm, map[string]*string{"max.connections.per.ip": nil})
+	mustSetBroker(t, adm, map[string]*string{"max.connections": sp("1")}, 1)
+	if served() {
+		t.Error("a second connection served after max.connections=1")
+	}
+	mustSetBroker(t, adm, map[string]*string{"max.connections": nil}, 1)
+	if !served() {
+		t.Error("a second connection not served after the limits were deleted")
 	}
 }
