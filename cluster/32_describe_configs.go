@@ -180,6 +180,9 @@ func brokerEntry(eff *config.Broker, name, value string, perNode, synonyms bool)
 	if eff.IsSensitive(name) {
 		c.Value, c.IsSensitive = nil, true
 	}
+	if value == "" && eff.IsNull(name) {
+		c.Value = nil // Kafka: a null default shows as null
+	}
 	syns := eff.Synonyms(name, perNode)
 	c.Source = kmsg.ConfigSourceDefaultConfig
 	if len(syns) > 0 {

@@ -39,6 +39,17 @@ type brokerConfigs struct {
 	last    atomic.Pointer[dynamicConfig]
 	applyMu sync.Mutex     // serializes applyDynamicConfig
 	applied *config.Broker // REQUIRES applyMu: the configuration last applied
+	// cleaners are the node's, once started. REQUIRES applyMu.
+	cleaners *cleaners
+}
+
+// appliedConfig is the configuration last applied (the static one
+// before any). REQUIRES b.dyn.applyMu.
+func (b *Broker) appliedConfig() *config.Broker {
+	if b.dyn.applied == nil {
+		return b.cfg
+	}
+	return b.dyn.applied
 }
 
 // effectiveConfig returns the node's configuration with the dynamic
@@ -74,10 +85,7 @@ func (b *Broker) applyDynamicConfig() {
 	}
 	b.dyn.applyMu.Lock()
 	defer b.dyn.applyMu.Unlock()
-	prev, next := b.dyn.applied, b.effectiveConfig()
-	if prev == nil {
-		prev = b.cfg
-	}
+	prev, next := b.appliedConfig(), b.effectiveConfig()
 	if prev == next {
 		return
 	}
@@ -132,11 +140,11 @@ func (b *Broker) updateAllLogConfigs() {
 
 // restartCleaner replaces the log cleaner with one built from cfg, as
 // Kafka's LogCleaner.reconfigure shuts its threads down and starts new
-// ones: a cleaning in progress finishes first.
+// ones: a cleaning in progress finishes first. REQUIRES b.dyn.applyMu.
 func (b *Broker) restartCleaner(cfg *config.Broker) {
-	c := b.cleaners
+	c := b.dyn.cleaners
 	if c == nil {
-		return // not started yet: startCleaners reads the effective configuration
+		return // not started yet: startCleaners reads the applied configuration
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -54,9 +54,14 @@ func (b *Broker) startCleaners() {
 	} else {
 		c.retention = rs
 	}
+	// Under the dynamic configuration's lock: a change applied from now
+	// on finds these cleaners and restarts them (broker_config.go).
+	b.dyn.applyMu.Lock()
 	c.mu.Lock()
-	c.cleaner = b.startCleaner(ctx, b.effectiveConfig())
+	c.cleaner = b.startCleaner(ctx, b.appliedConfig())
 	c.mu.Unlock()
+	b.dyn.cleaners = c
+	b.dyn.applyMu.Unlock()
 	b.cleaners = c
 }
 

@@ -412,3 +412,15 @@ func TopicSynonym(name string) []string {
 	}
 	return brokerSynonyms(d.synonym)
 }
+
+// IsNull reports whether name has no value: Kafka's default is null, it
+// was not given at any level, and nothing derives it (log.retention.minutes
+// when unset). DescribeConfigs shows such a value as null.
+func (b *Broker) IsNull(name string) bool {
+	d := brokerIndex().byName[name]
+	if d == nil || !d.null || d.derived {
+		return false
+	}
+	_, given := b.set[name]
+	return !given
+}

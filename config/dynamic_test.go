@@ -43,6 +43,9 @@ func TestWithDynamicPrecedence(t *testing.T) {
 	if want := "log.retention.minutes=5/3 log.retention.hours=1/4 log.retention.hours=168/5"; strings.Join(got, " ") != want {
 		t.Errorf("synonyms %v, want %s", got, want)
 	}
+	if eff.IsNull("log.retention.ms") || !eff.IsNull("broker.rack") || eff.IsNull("num.partitions") {
+		t.Error("IsNull: want log.retention.ms derived, broker.rack null, num.partitions set")
+	}
 	if s := eff.Source("log.segment.bytes"); s != SourceDynamicBroker {
 		t.Errorf("source %d", s)
 	}
