@@ -10,8 +10,10 @@ package cluster
 // lists every broker property with its effective value and source
 // (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG,
 // STATIC_BROKER_CONFIG, DEFAULT_CONFIG), read_only false for the ones
-// that change at run time; "" (the cluster default) lists only the
-// dynamic defaults, as Kafka does. Broker logger resources list this
+// that change at run time (cluster.id only when the configuration names
+// it: Kafka 4 keeps the id in meta.properties, not among its
+// properties); "" (the cluster default) lists only the dynamic defaults,
+// as Kafka does. Broker logger resources list this
 // node's loggers and levels (broker_logger.go). Config names filter the
 // answer. Documentation (v3+) is empty.
 
@@ -152,8 +154,11 @@ func (b *Broker) describeBrokerConfigs(names []string, synonyms bool) []kmsg.Des
 		if !ok {
 			continue
 		}
-		if n == "cluster.id" && v == "" {
-			v = b.meta.image().ClusterID()
+		if n == "cluster.id" && eff.IsNull(n) {
+			// Kafka 4 has no cluster.id property (meta.properties holds
+			// the id); DescribeConfigs lists it only when the
+			// configuration names it, as any property given.
+			continue
 		}
 		out = append(out, brokerEntry(eff, n, v, true, synonyms))
 	}

@@ -224,6 +224,11 @@ func TestDescribeDynamicBrokerConfigs(t *testing.T) {
 			}
 		}
 	}
+	// Kafka: cluster.id is meta.properties', not a broker property; it
+	// is listed only when the configuration names it.
+	if _, ok := brokerConfig(t, adm, "cluster.id", 1); ok {
+		t.Error("cluster.id listed though the configuration does not name it")
+	}
 	readOnly := describeReadOnly(t, cl)
 	if readOnly["log.retention.ms"] || !readOnly["num.partitions"] {
 		t.Errorf("read_only: log.retention.ms %v, num.partitions %v", readOnly["log.retention.ms"], readOnly["num.partitions"])
