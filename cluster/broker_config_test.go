@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -380,5 +381,129 @@ func TestDynamicMaxConnectionsPerIP(t *testing.T) {
 	mustSetBroker(t, adm, map[string]*string{"max.connections": nil}, 1)
 	if !served() {
 		t.Error("a second connection not served after the limits were deleted")
+	}
+}
+
+// segmentFiles counts the .log files of a partition directory.
+func segmentFiles(t *testing.T, dir string) int {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "*.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(m)
+}
+
+// Kafka: KIP-226's DynamicLogConfig. The log.* defaults reach the live
+// logs of topics without their own setting: log.segment.bytes and
+// log.roll.ms roll the next segments, log.retention.bytes deletes,
+// log.cleanup.policy=compact takes a topic out of time retention, and
+// min.insync.replicas refuses an acks=all produce the node alone cannot
+// satisfy.
+func TestDynamicLogDefaultsReachLiveLogs(t *testing.T) {
+	dir := t.TempDir()
+	b := startBroker(t, dir, nil)
+	cl := client(t, b.addr, kgo.DefaultProduceTopic("live"), kgo.AllowAutoTopicCreation(), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	adm := kadm.NewClient(cl)
+	produce := func(n int) error {
+		for i := 0; i < n; i++ {
+			if err := cl.ProduceSync(ctx(t), &kgo.Record{Value: make([]byte, 300)}).FirstErr(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := produce(5); err != nil {
+		t.Fatal(err)
+	}
+	pdir := filepath.Join(dir, "live-0")
+	if n := segmentFiles(t, pdir); n != 1 {
+		t.Fatalf("%d segments under the 1 GiB default", n)
+	}
+	mustSetBroker(t, adm, map[string]*string{"log.segment.bytes": sp("1024")})
+	if err := produce(10); err != nil {
+		t.Fatal(err)
+	}
+	afterBytes := segmentFiles(t, pdir)
+	if afterBytes < 3 {
+		t.Fatalf("%d segments after log.segment.bytes=1024", afterBytes)
+	}
+	mustSetBroker(t, adm, map[string]*string{"log.segment.bytes": nil, "log.roll.ms": sp("1")})
+	for i := 0; i < 3; i++ {
+		time.Sleep(5 * time.Millisecond)
+		if err := produce(1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := segmentFiles(t, pdir); n < afterBytes+2 {
+		t.Errorf("%d segments after log.roll.ms=1 and three more batches, had %d", n, afterBytes)
+	}
+	mustSetBroker(t, adm, map[string]*string{"log.roll.ms": nil, "log.cleanup.policy": sp("compact"), "log.retention.ms": sp("1")})
+	time.Sleep(5 * time.Millisecond)
+	if n := b.RunRetention(ctx(t)); n != 0 {
+		t.Errorf("time retention deleted %d segments of a topic compacted by the broker default", n)
+	}
+	mustSetBroker(t, adm, map[string]*string{"log.cleanup.policy": nil, "log.retention.ms": nil, "log.retention.bytes": sp("1000")})
+	if n := b.RunRetention(ctx(t)); n == 0 {
+		t.Error("log.retention.bytes=1000 deleted nothing")
+	}
+	mustSetBroker(t, adm, map[string]*string{"min.insync.replicas": sp("2")}, 1)
+	once := client(t, b.addr, kgo.DefaultProduceTopic("live"), kgo.RecordRetries(1))
+	if err := once.ProduceSync(ctx(t), &kgo.Record{Value: []byte("x")}).FirstErr(); !errors.Is(err, kerr.NotEnoughReplicas) {
+		t.Errorf("acks=all produce with min.insync.replicas=2 on one node: %v, want NOT_ENOUGH_REPLICAS", err)
+	}
+}
+
+// Kafka: every log.* default Varve accepts dynamically is the default of
+// its topic-level setting (LogConfig's synonyms): a topic without its
+// own setting describes the new value, from DYNAMIC_DEFAULT_BROKER_CONFIG.
+func TestDynamicLogDefaultsResolveEveryTopicSetting(t *testing.T) {
+	b := startBroker(t, t.TempDir(), nil)
+	adm := kadm.NewClient(client(t, b.addr))
+	if r, err := adm.CreateTopic(ctx(t), 1, 1, nil, "every"); err != nil || r.Err != nil {
+		t.Fatalf("create topic: %v %v", err, r.Err)
+	}
+	cases := []struct{ broker, topic, value string }{
+		{"log.segment.bytes", "segment.bytes", "2000000"},
+		{"log.roll.ms", "segment.ms", "600000"},
+		{"log.roll.jitter.ms", "segment.jitter.ms", "5"},
+		{"log.index.size.max.bytes", "segment.index.bytes", "40960"},
+		{"log.index.interval.bytes", "index.interval.bytes", "8192"},
+		{"log.flush.interval.messages", "flush.messages", "1000"},
+		{"log.flush.interval.ms", "flush.ms", "1000"},
+		{"log.retention.bytes", "retention.bytes", "123456"},
+		{"log.retention.ms", "retention.ms", "654321"},
+		{"log.cleanup.policy", "cleanup.policy", "compact"},
+		{"log.cleaner.delete.retention.ms", "delete.retention.ms", "1000"},
+		{"log.cleaner.min.compaction.lag.ms", "min.compaction.lag.ms", "10"},
+		{"log.cleaner.max.compaction.lag.ms", "max.compaction.lag.ms", "100000"},
+		{"log.cleaner.min.cleanable.ratio", "min.cleanable.dirty.ratio", "0.25"},
+		{"log.segment.delete.delay.ms", "file.delete.delay.ms", "10"},
+		{"log.preallocate", "preallocate", "true"},
+		{"log.message.timestamp.type", "message.timestamp.type", "LogAppendTime"},
+		{"log.message.timestamp.before.max.ms", "message.timestamp.before.max.ms", "1000"},
+		{"log.message.timestamp.after.max.ms", "message.timestamp.after.max.ms", "1000"},
+		{"message.max.bytes", "max.message.bytes", "500000"},
+		{"min.insync.replicas", "min.insync.replicas", "1"},
+		{"compression.type", "compression.type", "zstd"},
+	}
+	set := map[string]*string{}
+	for _, c := range cases {
+		set[c.broker] = sp(c.value)
+	}
+	mustSetBroker(t, adm, set)
+	rc, err := adm.DescribeTopicConfigs(ctx(t), "every")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]kadm.Config{}
+	for _, c := range rc[0].Configs {
+		got[c.Key] = c
+	}
+	for _, c := range cases {
+		tc := got[c.topic]
+		if tc.MaybeValue() != c.value || tc.Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig {
+			t.Errorf("%s after %s=%s: %q from %v", c.topic, c.broker, c.value, tc.MaybeValue(), tc.Source)
+		}
 	}
 }
