@@ -8,10 +8,13 @@ package cluster
 // flush and retention settings take effect on the next append, roll or
 // cleaner pass). The change is persisted as ConfigRecords before the new
 // image is published. APPEND and SUBTRACT apply to list settings
-// (cleanup.policy). Dynamic broker configuration is not kept: a broker
-// resource may only DELETE settings, which changes nothing and succeeds
-// (controller.CheckBrokerConfigChanges); anything else is
-// INVALID_REQUEST.
+// (cleanup.policy). Broker resources (a node id, or "" for the cluster
+// default) change dynamic broker settings (KIP-226; broker_config*.go):
+// only the properties Kafka allows to change at run time and Varve
+// applies live, refused otherwise with Kafka's INVALID_REQUEST and
+// message; a DELETE of a setting that is not set succeeds and changes
+// nothing. Broker logger resources set a logger's level
+// (broker_logger.go).
 
 import (
 	"fmt"
@@ -43,7 +46,9 @@ func serveIncrementalAlterConfigs(b *Broker, r *vnet.Request, kreq kmsg.Request,
 		case rr.ResourceType == kmsg.ConfigResourceTypeTopic:
 			err = b.alterTopicConfigs(rr.ResourceName, rr.Configs, req.ValidateOnly)
 		case rr.ResourceType == kmsg.ConfigResourceTypeBroker:
-			err = controller.CheckBrokerConfigChanges(rr.ResourceName, brokerConfigChanges(rr.Configs))
+			err = b.alterBrokerConfigs(rr.ResourceName, brokerConfigChanges(rr.Configs), req.ValidateOnly)
+		case rr.ResourceType == kmsg.ConfigResourceTypeBrokerLogger:
+			err = b.alterLoggers(rr.ResourceName, brokerConfigChanges(rr.Configs), req.ValidateOnly)
 		default:
 			err = fmt.Errorf("%w: only topic and broker configurations can be altered", kerr.InvalidRequest)
 		}

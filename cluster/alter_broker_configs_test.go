@@ -12,8 +12,8 @@ import (
 // changes nothing (ConfigurationControlManager writes no record).
 // kafka-reassign-partitions --verify deletes every broker's replication
 // throttle rates that way once a reassignment is done, and stops with
-// the error it gets. Varve keeps no dynamic broker settings, so SET is
-// still INVALID_REQUEST.
+// the error it gets. Varve has no replication throttle, so setting a
+// rate is refused (INVALID_REQUEST) rather than stored and ignored.
 func TestAlterBrokerConfigsDeleteIsANoOp(t *testing.T) {
 	b := startBroker(t, t.TempDir(), nil)
 	adm := kadm.NewClient(client(t, b.addr))

@@ -28,7 +28,9 @@ package cluster
 //	DeleteRecords             Delete on each topic
 //	CreatePartitions          Alter on each topic
 //	DescribeConfigs           DescribeConfigs on the topic or the cluster (broker)
-//	IncrementalAlterConfigs   AlterConfigs on the topic or the cluster (broker)
+//	IncrementalAlterConfigs, AlterConfigs
+//	                          AlterConfigs on the topic or the cluster (broker,
+//	                          broker logger)
 //	InitProducerId            Write on the TransactionalId; without one,
 //	                          IdempotentWrite on the cluster or Write on any
 //	                          topic (KIP-679, Kafka 3.0+)

@@ -36,6 +36,9 @@ type Broker struct {
 	quota        *mutationQuota // controller mutations (KIP-599); nil: unbounded
 	clientQuotas clientQuotas   // produce, fetch and request quotas (quota_enforce.go)
 	topicConfigs sync.Map       // topic name -> config.Topic, see topicConfig
+	dyn          brokerConfigs  // dynamic broker configuration (broker_config.go)
+	loggerLevels loggerLevels   // BROKER_LOGGER levels (broker_logger.go)
+	logInner     slog.Handler   // the handler New was given, under log's levels
 	parts        *replica.Manager
 	metrics      *metrics
 	server       server
@@ -91,6 +94,8 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 		return nil, err
 	}
 	b := &Broker{cfg: cfg, log: logger, nodeID: int32(cfg.NodeID), stopping: make(chan struct{}), stopImages: make(chan struct{}), sec: sec}
+	b.logInner = logger.Handler()
+	b.log = slog.New(&levelHandler{inner: b.logInner, levels: &b.loggerLevels})
 	b.authz = newAuthorizer(cfg, func() *metadata.Image { return b.meta.image() })
 	if b.host, b.port, err = advertised(cfg); err != nil && cfg.HasRole("broker") {
 		return nil, err

@@ -2,9 +2,11 @@ package cluster
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/varve/varve/compaction"
+	"github.com/varve/varve/config"
 	"github.com/varve/varve/retention"
 	"github.com/varve/varve/segment"
 )
@@ -14,8 +16,12 @@ import (
 // partition, each log judged by its topic's configuration.
 type cleaners struct {
 	retention *retention.Scheduler
-	cleaner   *compaction.Cleaner
+	ctx       context.Context
 	cancel    context.CancelFunc
+
+	mu      sync.Mutex          // guards cleaner: dynamic configuration replaces it
+	cleaner *compaction.Cleaner // REQUIRES mu
+	stopped bool                // REQUIRES mu
 }
 
 // partitionOf maps a log back to its partition for the high watermark.
@@ -30,7 +36,7 @@ func (b *Broker) logs() []*segment.Log { return b.parts.Logs() }
 
 func (b *Broker) startCleaners() {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &cleaners{cancel: cancel}
+	c := &cleaners{ctx: ctx, cancel: cancel}
 	rs, err := retention.NewScheduler(retention.SchedulerConfig{
 		CheckInterval: b.cfg.LogRetentionCheckIntervalMs.Duration(),
 		Logs:          b.logs,
@@ -48,20 +54,34 @@ func (b *Broker) startCleaners() {
 	} else {
 		c.retention = rs
 	}
-	if b.cfg.CleanerEnabled() {
-		cc := b.cfg.CleanerConfig()
-		cc.UpperBound, cc.Logger = b.upperBound, b.log
-		cl, err := compaction.NewCleaner(cc, b.compactionTargets)
-		if err == nil {
-			err = cl.Start(ctx)
-		}
-		if err != nil {
-			b.log.Error("log cleaner not started", "err", err)
-		} else {
-			c.cleaner = cl
-		}
-	}
+	// Under the dynamic configuration's lock: a change applied from now
+	// on finds these cleaners and restarts them (broker_config.go).
+	b.dyn.applyMu.Lock()
+	c.mu.Lock()
+	c.cleaner = b.startCleaner(ctx, b.appliedConfig())
+	c.mu.Unlock()
+	b.dyn.cleaners = c
+	b.dyn.applyMu.Unlock()
 	b.cleaners = c
+}
+
+// startCleaner starts the log cleaner cfg describes; nil when cfg turns
+// it off (or it fails to start, which is logged).
+func (b *Broker) startCleaner(ctx context.Context, cfg *config.Broker) *compaction.Cleaner {
+	if !cfg.CleanerEnabled() {
+		return nil
+	}
+	cc := cfg.CleanerConfig()
+	cc.UpperBound, cc.Logger = b.upperBound, b.log
+	cl, err := compaction.NewCleaner(cc, b.compactionTargets)
+	if err == nil {
+		err = cl.Start(ctx)
+	}
+	if err != nil {
+		b.log.Error("log cleaner not started", "err", err)
+		return nil
+	}
+	return cl
 }
 
 // compactionTargets lists the logs whose cleanup.policy includes compact,
@@ -106,6 +126,9 @@ func (b *Broker) stopCleaners() {
 	if c.retention != nil {
 		c.retention.Stop()
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
 	if c.cleaner != nil {
 		c.cleaner.Stop()
 	}

@@ -104,6 +104,17 @@
 // or above config, so config cannot import them and cluster, above all
 // of them, is the one place that can see both sides.
 //
+// Dynamic broker configuration (KIP-226, broker_config*.go): the
+// metadata image holds each node's dynamic settings and the cluster
+// default as ConfigRecords; the node's effective configuration layers
+// them over the static one (config.Broker.WithDynamic) and is what topic
+// defaults, the log cleaner and the connection limits read. Every image
+// applied, and every change on a single node, brings the live logs, the
+// cleaner and the network servers in line (applyDynamicConfig, under its
+// own lock); the rest of the node reads the static configuration.
+// broker_logger.go serves BROKER_LOGGER resources: log levels per
+// component over slog, set at run time.
+//
 // cleaners.go runs Kafka's two cleanup tasks: the retention scheduler
 // over every log whose cleanup.policy is delete alone, and the log
 // cleaner over the compacted logs. retention and compaction do not know

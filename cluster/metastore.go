@@ -41,6 +41,9 @@ type metaFile struct {
 	Scram          []scramMeta           `json:"scram_credentials,omitempty"`
 	ACLs           []aclMeta             `json:"acls,omitempty"`
 	Quotas         []quotaMeta           `json:"client_quotas,omitempty"`
+	// BrokerConfigs are the dynamic broker settings by resource (a
+	// node id, or "" for the cluster default).
+	BrokerConfigs map[string]map[string]string `json:"broker_configs,omitempty"`
 	// Features are the finalized feature levels (KIP-584), and
 	// Epoch counts the file's writes: ApiVersions reports it as the
 	// finalized features' epoch, where a cluster reports its metadata
@@ -161,6 +164,7 @@ func (s *metaSource) replay(f metaFile, self metadata.RegisterBrokerRecord) []me
 	}
 	recs = append(recs, scramRecords(f.Scram)...)
 	recs = append(recs, quotaRecords(f.Quotas)...)
+	recs = append(recs, brokerConfigRecords(f.BrokerConfigs)...)
 	return append(recs, aclRecords(f.ACLs)...)
 }
 
@@ -294,6 +298,7 @@ func (s *metaSource) persistLocked(img *metadata.Image, deleting []topicMeta) er
 	}
 	f.ACLs = aclMetas(img)
 	f.Quotas = quotaMetas(img)
+	f.BrokerConfigs = brokerConfigMetas(img)
 	data, err := json.MarshalIndent(&f, "", "  ")
 	if err != nil {
 		return err

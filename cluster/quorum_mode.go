@@ -248,6 +248,7 @@ func controllerConfig(cfg *config.Broker) controller.Config {
 	c.TopicSettings = func(overrides map[string]string) (controller.TopicSettings, error) {
 		return cfg.ParseTopic(overrides)
 	}
+	c.BrokerSettings = config.CheckDynamic
 	return c
 }
 

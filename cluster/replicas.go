@@ -189,6 +189,7 @@ func (b *Broker) applyImage(img *metadata.Image) {
 	}
 	b.repl.prev, b.repl.retry = img, retry
 	b.repl.applied.Store(img)
+	b.applyDynamicConfig()
 }
 
 // registeredIn says whether this node may apply img's partition states:

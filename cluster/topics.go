@@ -43,16 +43,18 @@ func validTopicName(name string) error {
 // came from is current.
 func (b *Broker) topicConfig(name string) config.Topic {
 	t, _ := b.meta.image().Topic(name)
-	if c, ok := b.topicConfigs.Load(name); ok && c.(cachedTopicConfig).topic == t {
+	cfg := b.effectiveConfig()
+	if c, ok := b.topicConfigs.Load(name); ok && c.(cachedTopicConfig).topic == t && c.(cachedTopicConfig).cfg == cfg {
 		return c.(cachedTopicConfig).tc
 	}
-	tc := b.resolveTopicConfig(t)
-	b.topicConfigs.Store(name, cachedTopicConfig{topic: t, tc: tc})
+	tc := resolveTopicConfig(b, cfg, t)
+	b.topicConfigs.Store(name, cachedTopicConfig{topic: t, cfg: cfg, tc: tc})
 	return tc
 }
 
 type cachedTopicConfig struct {
 	topic *metadata.Topic // nil: no such topic, the defaults
+	cfg   *config.Broker  // the broker configuration (with its dynamic settings) it was resolved over
 	tc    config.Topic
 }
 
@@ -60,14 +62,14 @@ type cachedTopicConfig struct {
 // check alone would also catch it).
 func (b *Broker) forgetTopicConfig(name string) { b.topicConfigs.Delete(name) }
 
-func (b *Broker) resolveTopicConfig(t *metadata.Topic) config.Topic {
+func resolveTopicConfig(b *Broker, cfg *config.Broker, t *metadata.Topic) config.Topic {
 	if t == nil {
-		return b.cfg.TopicDefaults()
+		return cfg.TopicDefaults()
 	}
-	tc, err := b.cfg.ParseTopic(t.Configs)
+	tc, err := cfg.ParseTopic(t.Configs)
 	if err != nil {
 		b.log.Warn("stored topic config no longer parses; using defaults", "topic", t.Name, "err", err)
-		return b.cfg.TopicDefaults()
+		return cfg.TopicDefaults()
 	}
 	return tc
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
 	"strings"
@@ -196,6 +197,9 @@ type Broker struct {
 	set      map[string]string            // properties given explicitly, trimmed
 	other    map[string]any               // accepted properties without a field
 	perLstnr map[string]map[string]string // listener.name.<l>.<rest>: lower-case listener -> rest -> value, trimmed
+
+	given map[string]string // every property as given to Parse, listener ones included
+	dyn   *dynamicState     // the layers of WithDynamic; nil: static only (dynamic.go)
 }
 
 // Network models for varve.network.model.
@@ -217,11 +221,12 @@ var brokerIndex = sync.OnceValue(func() index[def] {
 // joined; each is a *PropertyError.
 func Parse(props map[string]string) (*Broker, error) {
 	ix := brokerIndex()
+	given := maps.Clone(props)
 	props, perListener, errs := splitListenerProps(props)
 	if err := unknownNames(props, ix.names, "broker"); err != nil {
 		return nil, errors.Join(append(errs, err)...)
 	}
-	b := &Broker{set: trimmed(props), other: map[string]any{}, perLstnr: perListener}
+	b := &Broker{set: trimmed(props), other: map[string]any{}, perLstnr: perListener, given: given}
 	for i := range brokerDefs {
 		if err := b.load(&brokerDefs[i]); err != nil {
 			errs = append(errs, err)

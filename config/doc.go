@@ -54,6 +54,17 @@
 //     error. Password-typed values (keys, key store and trust store
 //     contents and passwords) never show in Get or in errors.
 //
+// # Dynamic configuration
+//
+// Broker.WithDynamic layers dynamic settings (KIP-226: a node's own,
+// then the cluster default) over the static configuration, re-derived
+// as at start-up, and Broker.Synonyms and Broker.Source report each
+// value's level in Kafka's order. CheckDynamic is Kafka's
+// DynamicBrokerConfig.validateConfigs over dynamic.go's table, which
+// mirrors Kafka's dynamic properties and their per-broker or
+// cluster-wide rule; Varve accepts only the ones it applies live
+// (IsDynamic) and refuses the others with Kafka's message.
+//
 // Properties marked "accepted" below are Kafka's, parsed and validated so
 // that a Kafka configuration starts, but Varve does not act on them (Get
 // still shows them). Varve's own properties start with "varve." and are

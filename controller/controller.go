@@ -35,6 +35,10 @@ type Config struct {
 	// config's Broker.ParseTopic); nil accepts any override, as a
 	// setting with no default. IncrementalAlterConfigs uses it.
 	TopicSettings func(overrides map[string]string) (TopicSettings, error)
+	// BrokerSettings checks the dynamic broker settings a change sets,
+	// on one node (perNode) or as the cluster default (package
+	// config's CheckDynamic); nil accepts any.
+	BrokerSettings func(set map[string]string, perNode bool) error
 	// NewTopicID returns a fresh topic id: random version 4 UUIDs by
 	// default, a counter in tests.
 	NewTopicID func() metadata.TopicID

@@ -15,11 +15,9 @@ import (
 // decides it, for topic resources: SET, DELETE (back to the default),
 // and APPEND and SUBTRACT of list settings, written as ConfigRecords
 // (value nil for a delete). Kafka: ConfigurationControlManager.
-// incrementalAlterConfigs. Dynamic broker configuration is not kept:
-// a broker resource may only DELETE settings (always a no-op, since
-// none is ever set, as Kafka's answer to deleting an unset dynamic
-// setting is), anything else is INVALID_REQUEST; see
-// CheckBrokerConfigChanges.
+// incrementalAlterConfigs. Broker resources (dynamic broker
+// configuration, KIP-226) are kept the same way, per node or as the
+// cluster default; see alterBrokerConfigs.
 
 // ConfigOp is an IncrementalAlterConfigs operation, Kafka's codes.
 type ConfigOp int8
@@ -109,24 +107,70 @@ func (c *Controller) IncrementalAlterConfigs(resources []ConfigResource, validat
 	return resp, nil
 }
 
-// CheckBrokerConfigChanges decides changes to broker resource name (a
-// node id, or "" for the cluster-wide default). No dynamic broker
-// setting is kept, so deleting one changes nothing and succeeds, as
-// Kafka answers a DELETE of a dynamic setting that is not set (no
-// record); SET, APPEND and SUBTRACT are INVALID_REQUEST, as is a name
-// that is not a node id (Kafka: ControllerConfigurationValidator.
-// validateBrokerName). kafka-reassign-partitions --verify deletes the
-// replication throttle rates of every broker this way.
-func CheckBrokerConfigChanges(name string, changes []ConfigChange) error {
-	if name != "" {
-		if id, err := strconv.ParseInt(name, 10, 32); err != nil || id < 0 {
-			return fmt.Errorf("%w: unable to parse broker name %q", kerr.InvalidRequest, name)
+// alterBrokerConfigs returns the records of a change to broker
+// resource r.Name (a node id, or "" for the cluster-wide default), as
+// Kafka's ConfigurationControlManager writes them: one ConfigRecord per
+// setting that changes, a null value for a deletion. Deleting a setting
+// that is not set writes nothing and succeeds (kafka-reassign-partitions
+// --verify deletes the throttle rates of every broker so). A name that
+// is not a node id is INVALID_REQUEST (ControllerConfigurationValidator.
+// validateBrokerName); Config.BrokerSettings, when set, checks the
+// settings being set (the node that received the request checked them
+// against its own configuration already, as Kafka's ConfigAdminManager
+// does).
+func (c *Controller) alterBrokerConfigs(r ConfigResource) ([]metadata.Record, error) {
+	if err := checkBrokerName(r.Name); err != nil {
+		return nil, err
+	}
+	current := c.img.BrokerConfigs(r.Name)
+	next := maps.Clone(current)
+	if next == nil {
+		next = map[string]string{}
+	}
+	set := map[string]string{}
+	for _, ch := range r.Changes {
+		if err := editBrokerConfig(current, next, ch); err != nil {
+			return nil, err
+		}
+		if v, ok := next[ch.Name]; ok {
+			set[ch.Name] = v
 		}
 	}
-	for _, ch := range changes {
-		if ch.Op != ConfigDelete {
-			return fmt.Errorf("%w: dynamic broker configuration is not supported (%s)", kerr.InvalidRequest, ch.Name)
+	if c.cfg.BrokerSettings != nil {
+		if err := c.cfg.BrokerSettings(set, r.Name != ""); err != nil {
+			return nil, fmt.Errorf("%w: %v", kerr.InvalidRequest, err)
 		}
+	}
+	return metadata.BrokerConfigRecords(r.Name, current, next), nil
+}
+
+func checkBrokerName(name string) error {
+	if name == "" {
+		return nil
+	}
+	if id, err := strconv.ParseInt(name, 10, 32); err != nil || id < 0 {
+		return fmt.Errorf("%w: unable to parse broker name %q", kerr.InvalidRequest, name)
+	}
+	return nil
+}
+
+// editBrokerConfig applies one operation to next.
+func editBrokerConfig(current, next map[string]string, ch ConfigChange) error {
+	switch ch.Op {
+	case ConfigSet:
+		if ch.Value == nil {
+			return fmt.Errorf("%w: SET %s without a value", kerr.InvalidRequest, ch.Name)
+		}
+		next[ch.Name] = *ch.Value
+	case ConfigDelete:
+		delete(next, ch.Name)
+	case ConfigAppend, ConfigSubtract:
+		if ch.Value == nil {
+			return fmt.Errorf("%w: %s without a value", kerr.InvalidRequest, ch.Name)
+		}
+		next[ch.Name] = strings.Join(editList(splitList(current[ch.Name]), splitList(*ch.Value), ch.Op == ConfigAppend), ",")
+	default:
+		return fmt.Errorf("%w: unknown operation %d", kerr.InvalidRequest, ch.Op)
 	}
 	return nil
 }
@@ -136,7 +180,7 @@ func (c *Controller) alterTopicConfigs(r ConfigResource) ([]metadata.Record, err
 	switch r.Type {
 	case metadata.ConfigResourceTopic:
 	case metadata.ConfigResourceBroker:
-		return nil, CheckBrokerConfigChanges(r.Name, r.Changes)
+		return c.alterBrokerConfigs(r)
 	default:
 		return nil, fmt.Errorf("%w: only topic and broker configurations can be altered", kerr.InvalidRequest)
 	}

@@ -66,3 +66,22 @@ func appendBrokerConfigRecords(recs []Record, img *Image) []Record {
 	}
 	return recs
 }
+
+// BrokerConfigRecords returns the ConfigRecords that turn broker
+// resource name's dynamic settings old into next: a null value for each
+// setting removed, then each one added or changed, by name.
+func BrokerConfigRecords(name string, old, next map[string]string) []Record {
+	var recs []Record
+	for _, k := range slices.Sorted(maps.Keys(old)) {
+		if _, kept := next[k]; !kept {
+			recs = append(recs, ConfigRecord{ResourceType: ConfigResourceBroker, ResourceName: name, Name: k})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(next)) {
+		if v, had := old[k]; !had || v != next[k] {
+			v := next[k]
+			recs = append(recs, ConfigRecord{ResourceType: ConfigResourceBroker, ResourceName: name, Name: k, Value: &v})
+		}
+	}
+	return recs
+}

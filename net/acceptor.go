@@ -190,7 +190,7 @@ func (a *acceptor) hand(fd int, sa unix.Sockaddr) bool {
 		unix.Close(fd)
 		return true
 	}
-	if limit := a.r.cfg.MaxConnections; limit > 0 && st.connections.Load() >= int64(limit) {
+	if a.r.quotas.overMax(st.connections.Load()) {
 		st.rejected.Add(1)
 		a.r.quotas.dec(ip)
 		unix.Close(fd)

@@ -153,7 +153,7 @@ func (s *GoroutineServer) startConn(nc stdnet.Conn, listener string) {
 		nc.Close()
 		return
 	}
-	if limit := s.cfg.MaxConnections; limit > 0 && s.stats.connections.Load() >= int64(limit) {
+	if s.quotas.overMax(s.stats.connections.Load()) {
 		s.stats.rejected.Add(1)
 		s.quotas.dec(ip)
 		nc.Close()
@@ -493,4 +493,11 @@ func (c countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n.Add(int64(n))
 	return n, err
+}
+
+// SetConnectionLimits changes max.connections and max.connections.per.ip
+// (Kafka's values: Int.MaxValue is unlimited, per IP 0 admits only the
+// overrides) for the connections accepted from now on.
+func (s *GoroutineServer) SetConnectionLimits(maxConns, perIP int) {
+	s.quotas.setLimits(normalLimits(maxConns, perIP))
 }

@@ -3,9 +3,11 @@ package net
 import (
 	"context"
 	"fmt"
+	"math"
 	stdnet "net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -16,11 +18,14 @@ import (
 // overrides), shared by every listener of a server. Connections without an
 // IP address (Unix sockets) are not counted. Safe for concurrent use.
 type connQuotas struct {
-	perIP     int                // 0: unlimited; NoConnectionsPerIP: none without an override
 	overrides map[netip.Addr]int // resolved max.connections.per.ip.overrides
+	// maxConns is max.connections (0: unlimited), which SetConnectionLimits
+	// changes while the server runs.
+	maxConns atomic.Int64
 
 	mu     sync.Mutex
-	counts map[netip.Addr]int
+	perIP  int                // REQUIRES mu; 0: unlimited; NoConnectionsPerIP: none without an override
+	counts map[netip.Addr]int // REQUIRES mu; every open connection with an IP, limited or not
 }
 
 // resolveTimeout bounds the lookup of a host name in the overrides.
@@ -30,6 +35,7 @@ const resolveTimeout = 5 * time.Second
 // InetAddress.getByName when the configuration is applied.
 func newConnQuotas(cfg Config) (*connQuotas, error) {
 	q := &connQuotas{perIP: cfg.MaxConnectionsPerIP, overrides: map[netip.Addr]int{}, counts: map[netip.Addr]int{}}
+	q.maxConns.Store(int64(cfg.MaxConnections))
 	for host, n := range cfg.MaxConnectionsPerIPOverrides {
 		addrs, err := resolveHost(host)
 		if err != nil {
@@ -59,7 +65,25 @@ func resolveHost(host string) ([]netip.Addr, error) {
 	return addrs, nil
 }
 
+// setLimits changes max.connections and max.connections.per.ip (Kafka:
+// ConnectionQuotas.updateMaxConnectionsPerIp and updateBrokerMaxConnections,
+// dynamic broker configuration): new connections are checked against
+// them; open ones stay.
+func (q *connQuotas) setLimits(maxConns, perIP int) {
+	q.maxConns.Store(int64(maxConns))
+	q.mu.Lock()
+	q.perIP = perIP
+	q.mu.Unlock()
+}
+
+// overMax reports whether open connections reach max.connections.
+func (q *connQuotas) overMax(open int64) bool {
+	limit := q.maxConns.Load()
+	return limit > 0 && open >= limit
+}
+
 // limit is the number of connections ip may have open; -1 is unlimited.
+// REQUIRES q.mu.
 func (q *connQuotas) limit(ip netip.Addr) int {
 	if n, ok := q.overrides[ip]; ok {
 		return n
@@ -79,13 +103,10 @@ func (q *connQuotas) inc(ip netip.Addr) bool {
 	if !ip.IsValid() {
 		return true
 	}
-	lim := q.limit(ip)
-	if lim < 0 {
-		return true
-	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.counts[ip] >= lim {
+	// Counted even when unlimited: a limit set later applies to them.
+	if lim := q.limit(ip); lim >= 0 && q.counts[ip] >= lim {
 		return false
 	}
 	q.counts[ip]++
@@ -94,7 +115,7 @@ func (q *connQuotas) inc(ip netip.Addr) bool {
 
 // dec forgets a connection that inc counted.
 func (q *connQuotas) dec(ip netip.Addr) {
-	if !ip.IsValid() || q.limit(ip) < 0 {
+	if !ip.IsValid() {
 		return
 	}
 	q.mu.Lock()
@@ -184,4 +205,19 @@ func throttle(listener, broker *tokenBucket, stop <-chan struct{}) (time.Duratio
 	case <-stop:
 		return d, false
 	}
+}
+
+// normalLimits maps Kafka's values onto connQuotas': Int.MaxValue is
+// unlimited (0), a per-IP 0 admits only the overrides.
+func normalLimits(maxConns, perIP int) (int, int) {
+	switch {
+	case perIP >= math.MaxInt32:
+		perIP = 0
+	case perIP == 0:
+		perIP = NoConnectionsPerIP
+	}
+	if maxConns >= math.MaxInt32 {
+		maxConns = 0
+	}
+	return maxConns, perIP
 }

@@ -250,3 +250,10 @@ func (r *Reactor) Stats() Stats {
 	}
 	return s
 }
+
+// SetConnectionLimits changes max.connections and max.connections.per.ip
+// (Kafka's values: Int.MaxValue is unlimited, per IP 0 admits only the
+// overrides) for the connections accepted from now on.
+func (r *Reactor) SetConnectionLimits(maxConns, perIP int) {
+	r.quotas.setLimits(normalLimits(maxConns, perIP))
+}

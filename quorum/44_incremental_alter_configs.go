@@ -3,8 +3,7 @@ package quorum
 // IncrementalAlterConfigs (44), every version kmsg knows (KIP-339):
 // topic settings changed through ConfigRecords
 // (controller.IncrementalAlterConfigs, with Kafka's validation);
-// a broker resource may only DELETE settings, a no-op (no dynamic
-// broker setting is kept), else INVALID_REQUEST.
+// broker resources (dynamic broker settings, KIP-226) the same way.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"

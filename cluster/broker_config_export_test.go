@@ -1,0 +1,19 @@
+package cluster
+
+import (
+	"context"
+
+	"github.com/varve/varve/compaction"
+)
+
+// RunRetention runs one pass of the node's retention task now and
+// returns the number of segments it deleted.
+func (b *Broker) RunRetention(ctx context.Context) int { return b.cleaners.retention.RunOnce(ctx) }
+
+// RunningCleaner is the node's log cleaner (nil when it has none), to
+// show that a dynamic change replaced it.
+func (b *Broker) RunningCleaner() *compaction.Cleaner {
+	b.cleaners.mu.Lock()
+	defer b.cleaners.mu.Unlock()
+	return b.cleaners.cleaner
+}
