@@ -42,7 +42,9 @@
 //	kafka-log-dirs          --describe: each broker's directory holds
 //	                        the topic's three partitions
 //	kafka-configs           --alter and --describe of a client id's
-//	                        producer_byte_rate and consumer_byte_rate
+//	                        producer_byte_rate and consumer_byte_rate;
+//	                        a dynamic cluster-wide broker default, seen
+//	                        by broker 3 with its source and synonyms
 //	kafka-console-consumer  group.protocol=consumer (KIP-848) and
 //	                        isolation.level=read_committed: every record
 //	                        of the transactions; kafka-consumer-groups

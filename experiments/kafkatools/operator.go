@@ -47,6 +47,15 @@ func (e *exp) operatorSteps(ctx context.Context) {
 	e.step(ctx, "--describe --entity-type clients --entity-name "+quotaID, "exit 0; both rates listed",
 		contains("Quota configs for client-id '"+quotaID+"' are ", "producer_byte_rate=1048576.0", "consumer_byte_rate=2097152.0"),
 		"kafka-configs", "--describe", "--entity-type", "clients", "--entity-name", quotaID)
+	e.step(ctx, "--alter --entity-type brokers --entity-default --add-config log.cleaner.threads=2",
+		`exit 0, "Completed updating default config for brokers in the cluster."`,
+		contains("Completed updating default config for brokers in the cluster."),
+		"kafka-configs", "--alter", "--entity-type", "brokers", "--entity-default", "--add-config", "log.cleaner.threads=2")
+	e.step(ctx, "--describe --entity-type brokers --entity-name 3 --all",
+		"exit 0; broker 3 runs with the cluster default, listed as DYNAMIC_DEFAULT_BROKER_CONFIG above the static default",
+		contains("All configs for broker 3 are:",
+			"log.cleaner.threads=2 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.cleaner.threads=2, DEFAULT_CONFIG:log.cleaner.threads=1}"),
+		"kafka-configs", "--describe", "--entity-type", "brokers", "--entity-name", "3", "--all")
 	e.step(ctx, "--group "+kip848+" group.protocol=consumer isolation.level=read_committed",
 		fmt.Sprintf("exit 0; %d records consumed by a KIP-848 consumer reading committed data", txnRecords),
 		contains(fmt.Sprintf("Processed a total of %d messages", txnRecords)),
