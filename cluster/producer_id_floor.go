@@ -76,9 +76,11 @@ func (b *Broker) producerIDFloor() (int64, error) {
 // registration (quorum.LifecycleConfig.ProducerIDFloor): the controller
 // raises the cluster's next producer id to it before the node is
 // unfenced, so that producer ids handed out from then on, by any
-// broker's new block, are above every id its partitions hold. A floor
-// that cannot be computed is logged and sent as none: the node still
-// registers.
+// broker's new block, are above every id its partitions hold. A block
+// another broker took before this node registered is still handed out
+// to its end: the floor protects what comes after the registration, as
+// the single node's does after its start. A floor that cannot be
+// computed is logged and sent as none: the node still registers.
 func (b *Broker) logsProducerIDFloor() int64 {
 	floor, err := b.producerIDFloor()
 	if err != nil {
