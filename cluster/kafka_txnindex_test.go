@@ -1,16 +1,18 @@
 package cluster_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // kafkaTxnFixture is a log dir a Kafka 4.4.0 broker left at a clean
-// shutdown with partition txnfixture-0: three transactions of one
+// shutdown with partition txnfixture-0: four transactions of one
 // producer, the second aborted, its .txnindex naming it
 // (internal/kafkafixtures/README.md).
 const kafkaTxnFixture = "../internal/kafkafixtures/testdata/kafka-4.4.0-txn"
@@ -22,11 +24,15 @@ const kafkaTxnFixture = "../internal/kafkafixtures/testdata/kafka-4.4.0-txn"
 // served the same way: with Kafka's clean-shutdown marker beside it
 // Varve trusts Kafka's .txnindex as it is; without, it recovers the
 // segment and rebuilds the index from the markers. Either way a
-// read_committed consumer sees the two committed transactions and not
-// the aborted one between them, and a read_uncommitted one sees all.
+// read_committed consumer sees the three committed transactions and not
+// the aborted one among them, and a read_uncommitted one sees all.
 func TestKafkaTxnIndexServedToReadCommitted(t *testing.T) {
 	committed := []string{"txn0-committed-0", "txn0-committed-1", "txn0-committed-2",
 		"txn2-committed-0", "txn2-committed-1", "txn2-committed-2"}
+	for i := range 3 { // the fourth transaction's, padded to 2,000 bytes
+		v := fmt.Sprintf("txn3-committed-%d-", i)
+		committed = append(committed, v+strings.Repeat("x", 2000-len(v)))
+	}
 	all := slices.Concat(committed[:3], []string{"txn1-aborted-0", "txn1-aborted-1", "txn1-aborted-2"}, committed[3:])
 	for _, tc := range []struct {
 		name   string

@@ -16,7 +16,7 @@ import (
 func TestCleanShutdownMarkerKafkaWrote(t *testing.T) {
 	for path, epoch := range map[string]int64{
 		"../internal/kafkafixtures/testdata/kafka-4.4.0/.kafka_cleanshutdown":     43,
-		"../internal/kafkafixtures/testdata/kafka-4.4.0-txn/.kafka_cleanshutdown": 12,
+		"../internal/kafkafixtures/testdata/kafka-4.4.0-txn/.kafka_cleanshutdown": 21,
 	} {
 		kafka, err := os.ReadFile(path)
 		if err != nil {

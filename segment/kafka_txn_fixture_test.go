@@ -13,9 +13,10 @@ import (
 	"github.com/varve/varve/segment"
 )
 
-// kafkaTxnFixture is a partition a Kafka 4.4.0 broker wrote with three
+// kafkaTxnFixture is a partition a Kafka 4.4.0 broker wrote with four
 // transactions, the second aborted, and left at a clean shutdown
-// (internal/kafkafixtures/README.md).
+// (internal/kafkafixtures/README.md); its last transaction's records
+// pass index.interval.bytes, so its .index has an entry.
 const kafkaTxnFixture = "../internal/kafkafixtures/testdata/kafka-4.4.0-txn/txnfixture-0"
 
 // Kafka: a segment that stops being the active one
@@ -41,7 +42,7 @@ func TestClosedSegmentFilesMatchKafkas(t *testing.T) {
 			cfg := segment.DefaultConfig()
 			// Kafka's producers stay unexpired (producer.id.expiration.ms)
 			// whatever day the test runs.
-			cfg.Now = func() time.Time { return time.UnixMilli(1796169448101).Add(time.Minute) }
+			cfg.Now = func() time.Time { return time.UnixMilli(1796171725260).Add(time.Minute) }
 			l := open(t, dir, cfg)
 			names := appendKafkaSegments(t, l, part)
 			if err := l.Close(); err != nil {

@@ -183,18 +183,20 @@ func TestDumpEachFileKindKafkaWrote(t *testing.T) {
 			`| offset: 2 CreateTime: 1796143368305 keySize: 2 valueSize: 14 sequence: 0 headerKeys: [] key: "k3" payload: "round3-value11"`,
 			`| offset: 3 CreateTime: 1796143368312 keySize: 2 valueSize: 14 sequence: 1 headerKeys: [] key: "k3" payload: "round3-value15"`}},
 		{kind: "log with transaction markers", rel: "kafka-4.4.0-txn/txnfixture-0/00000000000000000000.log", args: []string{"--print-records"}, want: []string{
-			`| offset: 6 CreateTime: 1796169448031 keySize: 2 valueSize: 14 sequence: 2 headerKeys: [] key: "k2" payload: "txn1-aborted-2"`,
-			"baseOffset: 7 lastOffset: 7 count: 1 baseSequence: -1 lastSequence: -1 producerId: 0 producerEpoch: 2 partitionLeaderEpoch: 0 isTransactional: true isControl: true deleteHorizonMs: none baseTimestamp: 1796169448048 position: 588 CreateTime: 1796169448048 size: 78 magic: 2 compresscodec: none crc: 723850918 isvalid: true",
-			"| offset: 7 CreateTime: 1796169448048 keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] endTxnMarker: ABORT coordinatorEpoch: 0"}},
-		{kind: "index", rel: "kafka-4.4.0/fixture-0/00000000000000000002.index", want: []string{"is empty."}},
+			`| offset: 6 CreateTime: 1796171724959 keySize: 2 valueSize: 14 sequence: 2 headerKeys: [] key: "k2" payload: "txn1-aborted-2"`,
+			"baseOffset: 7 lastOffset: 7 count: 1 baseSequence: -1 lastSequence: -1 producerId: 0 producerEpoch: 2 partitionLeaderEpoch: 0 isTransactional: true isControl: true deleteHorizonMs: none baseTimestamp: 1796171725014 position: 588 CreateTime: 1796171725014 size: 78 magic: 2 compresscodec: none crc: 3929096302 isvalid: true",
+			"| offset: 7 CreateTime: 1796171725014 keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] endTxnMarker: ABORT coordinatorEpoch: 0"}},
+		{kind: "index", rel: "kafka-4.4.0-txn/txnfixture-0/00000000000000000000.index", want: []string{
+			"offset: 14 position: 5146"}},
+		{kind: "empty index", rel: "kafka-4.4.0/fixture-0/00000000000000000002.index", want: []string{"is empty."}},
 		{kind: "timeindex", rel: "kafka-4.4.0-txn/txnfixture-0/00000000000000000000.timeindex", want: []string{
-			"timestamp: 1796169448101 offset: 11"}},
+			"timestamp: 1796171725117 offset: 14", "timestamp: 1796171725260 offset: 15"}},
 		{kind: "snapshot", rel: "kafka-4.4.0/fixture-0/00000000000000000004.snapshot", want: []string{
 			"entries: 3",
 			"producerId: 1000 producerEpoch: 0 coordinatorEpoch: -1 currentTxnFirstOffset: -1 lastTimestamp: 1796143368312 firstSequence: 0 lastSequence: 1 lastOffset: 3 offsetDelta: 1 timestamp: 1796143368312"}},
-		{kind: "snapshot of a transactional producer", rel: "kafka-4.4.0-txn/txnfixture-0/00000000000000000012.snapshot", want: []string{
+		{kind: "snapshot of a transactional producer", rel: "kafka-4.4.0-txn/txnfixture-0/00000000000000000016.snapshot", want: []string{
 			"entries: 1",
-			"producerId: 0 producerEpoch: 3 coordinatorEpoch: 0 currentTxnFirstOffset: -1 lastTimestamp: 1796169448101"}},
+			"producerId: 0 producerEpoch: 4 coordinatorEpoch: 0 currentTxnFirstOffset: -1 lastTimestamp: 1796171725260"}},
 		{kind: "txnindex", rel: "kafka-4.4.0-txn/txnfixture-0/00000000000000000000.txnindex", want: []string{
 			"version: 0 producerId: 0 firstOffset: 4 lastOffset: 7 lastStableOffset: 8"}},
 		{kind: "partition.metadata", rel: "kafka-4.4.0/fixture-0/partition.metadata", want: []string{
