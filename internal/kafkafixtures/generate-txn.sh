@@ -6,9 +6,9 @@
 # Tests never run this script; they read the committed output.
 #
 # What it does: formats one KRaft node (kafka-node.sh), creates topic
-# "txnfixture" with 1 partition, runs TxnProduce.java (three transactions
+# "txnfixture" with 1 partition, runs TxnProduce.java (four transactions
 # of three records from one transactional producer: committed, aborted,
-# committed), stops the node with SIGTERM (a clean shutdown) and copies
+# committed, committed with 2,000-byte values), stops the node with SIGTERM (a clean shutdown) and copies
 # the partition directory and the clean-shutdown marker out.
 #
 # Usage: internal/kafkafixtures/generate-txn.sh   (needs java 17+ and mvn)
