@@ -39,6 +39,7 @@ func (b *Broker) replicaConfig() logdir.Config {
 		ProbeInterval:              b.cfg.LogDirProbeIntervalMs.Duration(),
 		Logger:                     b.log,
 		LogConfig:                  b.logConfig,
+		BrokerEpoch:                b.brokerEpoch,
 	}
 }
 

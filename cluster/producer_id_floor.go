@@ -63,3 +63,29 @@ func snapshotProducerIDFloor(dir string, skipped func(path string, err error)) (
 	}
 	return floor, nil
 }
+
+// producerIDFloor is producerIDFloor over the node's logs, with a
+// warning for each snapshot left out.
+func (b *Broker) producerIDFloor() (int64, error) {
+	return producerIDFloor(b.parts.Logs(), func(path string, err error) {
+		b.log.Warn("producer snapshot unreadable; its producer ids are not counted", "path", path, "err", err)
+	})
+}
+
+// logsProducerIDFloor is the floor a cluster node names in its
+// registration (quorum.LifecycleConfig.ProducerIDFloor): the controller
+// raises the cluster's next producer id to it before the node is
+// unfenced, so that producer ids handed out from then on, by any
+// broker's new block, are above every id its partitions hold. A block
+// another broker took before this node registered is still handed out
+// to its end: the floor protects what comes after the registration, as
+// the single node's does after its start. A floor that cannot be
+// computed is logged and sent as none: the node still registers.
+func (b *Broker) logsProducerIDFloor() int64 {
+	floor, err := b.producerIDFloor()
+	if err != nil {
+		b.log.Error("producer-id floor of the logs not computed; registering without it", "err", err)
+		return 0
+	}
+	return floor
+}

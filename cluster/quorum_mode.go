@@ -104,6 +104,8 @@ func (b *Broker) startLifecycle() {
 		HeartbeatIntervalMs: int64(b.cfg.BrokerHeartbeatIntervalMs),
 		MetadataOffset:      b.quorum.MetadataOffset,
 		Logger:              b.log,
+		PreviousBrokerEpoch: b.parts.PreviousBrokerEpoch,
+		ProducerIDFloor:     b.logsProducerIDFloor,
 	})
 	b.repl.lifecycle.Store(b.lifecycle)
 	b.lifecycle.Start()

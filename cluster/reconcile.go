@@ -24,7 +24,9 @@ import (
 //     created, with a log line.
 //  4. Producer ids are handed out above every id the partitions'
 //     producer state knows (producerIDFloor): adopted partitions bring
-//     producers the metadata file never gave out.
+//     producers the metadata file never gave out. (A cluster node
+//     names the same floor in its registration instead:
+//     logsProducerIDFloor.)
 //
 // No step holds a lock another step waits for: the image is read
 // without one.
@@ -60,9 +62,7 @@ func (b *Broker) reconcile() error {
 
 // raiseProducerIDFloor: step 4 of reconcile.
 func (b *Broker) raiseProducerIDFloor() error {
-	floor, err := producerIDFloor(b.parts.Logs(), func(path string, err error) {
-		b.log.Warn("producer snapshot unreadable; its producer ids are not counted", "path", path, "err", err)
-	})
+	floor, err := b.producerIDFloor()
 	if err != nil {
 		return err
 	}

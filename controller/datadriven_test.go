@@ -128,7 +128,8 @@ func (h *harness) op(cmd string, a map[string]string) ([]metadata.Record, string
 		if has(a, "previous-epoch") {
 			prev = num(a["previous-epoch"])
 		}
-		r, err := c.Register(h.now, RegisterRequest{BrokerID: int32(num(a["id"])), Rack: a["rack"], IncarnationID: inc, PreviousBrokerEpoch: prev})
+		r, err := c.Register(h.now, RegisterRequest{BrokerID: int32(num(a["id"])), Rack: a["rack"], IncarnationID: inc, PreviousBrokerEpoch: prev,
+			ProducerIDFloor: num(a["pid-floor"])})
 		return r.Records, fmt.Sprintf("answer: err=%v epoch=%d\n", errName(r.Err), r.BrokerEpoch), err
 	case "heartbeat":
 		return h.heartbeat(a)

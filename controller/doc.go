@@ -71,7 +71,9 @@
 //     records are produced.
 //   - Leader epochs and partition epochs never decrease; the leader
 //     epoch moves when, and only when, the leader changes.
-//   - Producer id blocks never overlap.
+//   - Producer id blocks never overlap, and a block handed out after a
+//     broker registered with a producer-id floor (the highest producer
+//     id its logs hold, plus one) starts at or above that floor.
 //   - An unclean election (only with unclean.leader.election.enable, or
 //     ElectLeaders UNCLEAN) leaves the leader alone in the ISR, its
 //     recovery state RECOVERING until it reports its log recovered.

@@ -18,6 +18,12 @@ type RegisterRequest struct {
 	// PreviousBrokerEpoch is the epoch the broker held before it shut
 	// down cleanly, -1 when it did not (KIP-966).
 	PreviousBrokerEpoch int64
+	// ProducerIDFloor is one more than the highest producer id in the
+	// broker's logs (0: none). Not Kafka's: a Varve broker that adopted
+	// partitions whose producer state this cluster never handed out
+	// (a Kafka log dir copied in) names it, so that no producer id at
+	// or below one of theirs is handed out after it registers.
+	ProducerIDFloor int64
 }
 
 // RegisterResponse answers a registration: the broker's new epoch, or
@@ -41,6 +47,13 @@ type RegisterResponse struct {
 // session is still alive, and that does not name the registration's
 // epoch as its previous one, is a second process with the same node.id:
 // DUPLICATE_BROKER_REGISTRATION (Kafka: ClusterControlManager).
+//
+// A registration naming a producer-id floor above the cluster's next
+// producer id moves the next id up to it, with a ProducerIdsRecord in
+// the same batch as the registration: the broker is fenced until it has
+// replayed both, so no block handed out once it can lead is below the
+// floor. Replayed by every controller, the floor survives a failover;
+// naming it again (a retried or later registration) changes nothing.
 func (c *Controller) Register(now int64, req RegisterRequest) (RegisterResponse, error) {
 	if req.BrokerID < 0 {
 		return RegisterResponse{Err: kerr.InvalidRequest}, nil
@@ -59,14 +72,17 @@ func (c *Controller) Register(now int64, req RegisterRequest) (RegisterResponse,
 		recs = fence
 	}
 	epoch := c.end
-	reg := metadata.RegisterBrokerRecord{BrokerID: req.BrokerID, IncarnationID: req.IncarnationID, BrokerEpoch: epoch,
-		Endpoints: req.Endpoints, Rack: req.Rack, Fenced: true}
-	if err := c.propose([]metadata.Record{reg}); err != nil {
+	reg := []metadata.Record{metadata.RegisterBrokerRecord{BrokerID: req.BrokerID, IncarnationID: req.IncarnationID, BrokerEpoch: epoch,
+		Endpoints: req.Endpoints, Rack: req.Rack, Fenced: true}}
+	if req.ProducerIDFloor > c.img.ProducerIDs().NextProducerID {
+		reg = append(reg, metadata.ProducerIdsRecord{BrokerID: req.BrokerID, BrokerEpoch: epoch, NextProducerID: req.ProducerIDFloor})
+	}
+	if err := c.propose(reg); err != nil {
 		return RegisterResponse{}, err
 	}
 	c.sessions[req.BrokerID] = &session{lastContactMs: now, metadataOffset: -1}
 	delete(c.shutdownOffset, req.BrokerID)
-	return RegisterResponse{Records: append(recs, reg), BrokerEpoch: epoch}, nil
+	return RegisterResponse{Records: append(recs, reg...), BrokerEpoch: epoch}, nil
 }
 
 // alive reports whether a session has heard from its broker within

@@ -27,6 +27,10 @@ type logDir struct {
 	inner   segment.FS // the manager's FS, used directly by the probe
 	fs      *dirFS
 	offline atomic.Bool
+	// shutdownEpoch is the broker epoch the clean-shutdown marker held
+	// at start, -1 when there was none or it did not read. Written once
+	// while the directory loads, before Open returns.
+	shutdownEpoch int64
 
 	// offlineParts are the partitions whose logs were closed when the
 	// directory went offline, with what reopening them needs.
@@ -41,7 +45,7 @@ type offlinePart struct {
 }
 
 func newLogDir(path string, m *Manager) *logDir {
-	d := &logDir{path: path, m: m, inner: m.cfg.FS, offlineParts: map[segment.TopicPartition]offlinePart{}}
+	d := &logDir{path: path, m: m, inner: m.cfg.FS, shutdownEpoch: -1, offlineParts: map[segment.TopicPartition]offlinePart{}}
 	d.fs = &dirFS{inner: m.cfg.FS, d: d}
 	return d
 }
@@ -66,9 +70,14 @@ func (d *logDir) fail(err error) error {
 	return err
 }
 
-// writeMarker writes the clean-shutdown marker.
+// writeMarker writes the clean-shutdown marker with the broker's
+// epoch (Kafka: LogManager.shutdown(brokerEpoch)).
 func (d *logDir) writeMarker() error {
-	return segment.WriteCleanShutdown(d.fs, d.path)
+	epoch := int64(-1)
+	if d.m.cfg.BrokerEpoch != nil {
+		epoch = max(d.m.cfg.BrokerEpoch(), -1)
+	}
+	return segment.WriteCleanShutdownEpoch(d.fs, d.path, epoch)
 }
 
 // probe writes, fsyncs and removes a small file directly on the

@@ -11,7 +11,8 @@
 //	log-start-offset-checkpoint          every log.flush.start.offset.checkpoint.interval.ms and at shutdown
 //	replication-offset-checkpoint        high watermarks from Config.HighWatermark, every
 //	                                     replica.high.watermark.checkpoint.interval.ms and at shutdown
-//	.kafka_cleanshutdown                 written last at a clean shutdown, deleted at start
+//	.kafka_cleanshutdown                 written last at a clean shutdown with the broker epoch
+//	                                     (Config.BrokerEpoch), deleted at start
 //	<topic>-<partition>.<id>-delete/     a deleted partition, removed in the background
 //
 // All are Kafka's formats (see package segment for the checkpoint
@@ -25,7 +26,9 @@
 // Open, for every directory at once:
 //
 //  1. read the clean-shutdown marker and delete it (durably) at once, so
-//     that a crash while loading counts as unclean (KAFKA-10471);
+//     that a crash while loading counts as unclean (KAFKA-10471); its
+//     broker epoch is kept for PreviousBrokerEpoch (the broker's next
+//     registration, KIP-966), its presence alone makes the load clean;
 //  2. read the three checkpoints (an unreadable one only means a longer
 //     recovery);
 //  3. remove leftover *-delete directories;
@@ -34,7 +37,8 @@
 //     marker was there.
 //
 // Close flushes and closes every log, writes the three checkpoints, and
-// only then the marker of each online directory.
+// only then the marker of each online directory, holding the broker's
+// epoch.
 //
 // # Offline directories (Kafka's LogDirFailureChannel, and more)
 //

@@ -43,6 +43,23 @@ func (m *Manager) loadDirs() ([]*entry, error) {
 	return all, errAll
 }
 
+// PreviousBrokerEpoch is the broker epoch the clean-shutdown markers
+// held when the manager opened, as Kafka's
+// LogManager.readBrokerEpochFromCleanShutdownFiles: -1 unless every log
+// directory had a marker holding the same epoch. The broker sends it in
+// its registration (KIP-966), so that the controller can tell a clean
+// shutdown from an unclean one.
+func (m *Manager) PreviousBrokerEpoch() int64 {
+	epoch := int64(-1)
+	for i, d := range m.dirs {
+		if d.shutdownEpoch < 0 || (i > 0 && d.shutdownEpoch != epoch) {
+			return -1
+		}
+		epoch = d.shutdownEpoch
+	}
+	return epoch
+}
+
 // loadDir reads a log directory's marker and checkpoints, then opens its
 // partitions on num.recovery.threads.per.data.dir goroutines.
 func (m *Manager) loadDir(d *logDir) ([]*entry, error) {
@@ -103,9 +120,17 @@ func (m *Manager) openAll(d *logDir, names []string, st dirState) ([]*entry, err
 func (m *Manager) readDirState(d *logDir) (dirState, error) {
 	st := dirState{}
 	marker := filepath.Join(d.path, segment.CleanShutdownFile)
-	if f, err := d.fs.OpenFile(marker, os.O_RDONLY, 0); err == nil {
-		f.Close()
-		st.clean = true
+	data, err := segment.ReadFile(d.fs, marker)
+	if !errors.Is(err, os.ErrNotExist) {
+		// A marker that does not read counts as none (the logs are
+		// recovered), and goes too.
+		st.clean = err == nil
+		if err == nil {
+			d.shutdownEpoch, err = segment.ParseCleanShutdown(data)
+		}
+		if err != nil {
+			m.cfg.Logger.Info("clean-shutdown marker holds no broker epoch", "dir", d.path, "clean", st.clean, "err", err)
+		}
 		if err := d.fs.Remove(marker); err != nil {
 			return st, fmt.Errorf("remove %s: %w", marker, err)
 		}

@@ -65,6 +65,10 @@ type Config struct {
 	OnOffline func(tps []segment.TopicPartition)
 	// OnOnline is given the logs reopened when a directory came back.
 	OnOnline func(logs []PartitionLog)
+	// BrokerEpoch is the broker's epoch, written into each directory's
+	// clean-shutdown marker at Close; nil (or a negative epoch) writes
+	// -1, no epoch.
+	BrokerEpoch func() int64
 }
 
 // PartitionLog is a partition's log as the manager holds it.

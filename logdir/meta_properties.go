@@ -29,18 +29,20 @@ type MetaProperties struct {
 	DirectoryID TopicID // a Uuid, rendered as Kafka renders one
 }
 
-// encode renders mp as Kafka writes it, a Java properties file: an
-// empty comment, the date, then the keys in name order.
+// encode renders mp as Kafka writes it, a Java properties file
+// (Properties.store with an empty comment): the comment, the date, then
+// the keys in the order Java's Properties iterates these four, which
+// Kafka 4.4.0's own files show.
 //
 //	#
 //	#Tue Dec 01 12:00:00 UTC 2026
-//	cluster.id=<id>
-//	directory.id=<uuid>
 //	node.id=<id>
+//	directory.id=<uuid>
 //	version=1
+//	cluster.id=<id>
 func (mp MetaProperties) encode(now time.Time) []byte {
-	return fmt.Appendf(nil, "#\n#%s\ncluster.id=%s\ndirectory.id=%s\nnode.id=%d\nversion=1\n",
-		now.Format("Mon Jan 02 15:04:05 MST 2006"), mp.ClusterID, mp.DirectoryID, mp.NodeID)
+	return fmt.Appendf(nil, "#\n#%s\nnode.id=%d\ndirectory.id=%s\nversion=1\ncluster.id=%s\n",
+		now.Format("Mon Jan 02 15:04:05 MST 2006"), mp.NodeID, mp.DirectoryID, mp.ClusterID)
 }
 
 // ParseMetaProperties reads meta.properties: "key=value" (or "key:

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestMetaProperties: a log dir is formatted with Kafka's
@@ -50,5 +51,29 @@ func TestParseMetaPropertiesKafka(t *testing.T) {
 		if _, err := ParseMetaProperties([]byte(bad)); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
+	}
+}
+
+// Kafka: MetaPropertiesEnsemble writes meta.properties with
+// PropertiesUtils.writePropertiesFile (Java's Properties.store, an empty
+// comment, the date). For the node, directory and cluster of the file a
+// Kafka 4.4.0 broker wrote, at the date it wrote in it, Varve writes the
+// same bytes.
+func TestMetaPropertiesBytesKafkaWrote(t *testing.T) {
+	kafka, err := os.ReadFile("../internal/kafkafixtures/testdata/kafka-4.4.0/meta.properties")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp, err := ParseMetaProperties(kafka)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(kafka), "\n")
+	when, err := time.Parse("Mon Jan 02 15:04:05 MST 2006", strings.TrimPrefix(lines[1], "#"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mp.encode(when); string(got) != string(kafka) {
+		t.Errorf("Varve writes\n%s\nKafka wrote\n%s", got, kafka)
 	}
 }

@@ -5,14 +5,42 @@ package quorum
 // listeners become the registration's endpoints, which other brokers
 // dial. A registration naming another cluster.id gets
 // INCONSISTENT_CLUSTER_ID, as Kafka's ClusterControlManager answers.
+//
+// Varve's brokers add one tagged field, producerIDFloorTag, which
+// Kafka's controller would skip as unknown: the broker's producer-id
+// floor (controller.RegisterRequest.ProducerIDFloor), 8 bytes,
+// big-endian.
 
 import (
+	"encoding/binary"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/varve/varve/controller"
 	"github.com/varve/varve/metadata"
 )
+
+// producerIDFloorTag is the tag of the registration's producer-id
+// floor, far above the tags Kafka numbers from 0.
+const producerIDFloorTag = 10000
+
+// setProducerIDFloor puts floor into req's Varve tagged field.
+func setProducerIDFloor(req *kmsg.BrokerRegistrationRequest, floor int64) {
+	req.UnknownTags.Set(producerIDFloorTag, binary.BigEndian.AppendUint64(nil, uint64(floor)))
+}
+
+// producerIDFloor reads req's producer-id floor: 0 when the field is
+// absent or not 8 bytes.
+func producerIDFloor(req *kmsg.BrokerRegistrationRequest) int64 {
+	var floor int64
+	req.UnknownTags.Each(func(tag uint32, v []byte) {
+		if tag == producerIDFloorTag && len(v) == 8 {
+			floor = int64(binary.BigEndian.Uint64(v))
+		}
+	})
+	return floor
+}
 
 func init() {
 	register(&api{key: kmsg.BrokerRegistration.Int16(), handle: handleBrokerRegistration,
@@ -32,7 +60,7 @@ func handleBrokerRegistration(n *Node, c *controller.Controller, now int64, kreq
 		return nil, resp, nil
 	}
 	reg := controller.RegisterRequest{BrokerID: req.BrokerID, IncarnationID: req.IncarnationID,
-		PreviousBrokerEpoch: -1}
+		PreviousBrokerEpoch: -1, ProducerIDFloor: producerIDFloor(req)}
 	if req.Version >= 3 {
 		reg.PreviousBrokerEpoch = req.PreviousBrokerEpoch
 	}

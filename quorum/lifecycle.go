@@ -29,6 +29,13 @@ type LifecycleConfig struct {
 	// broker has replayed (Node.MetadataOffset).
 	MetadataOffset func() int64
 	Logger         *slog.Logger
+	// PreviousBrokerEpoch is the broker epoch the broker's clean-shutdown
+	// markers held at start (KIP-966); nil sends -1, none.
+	PreviousBrokerEpoch func() int64
+	// ProducerIDFloor is one more than the highest producer id in the
+	// broker's logs, sent in every registration (see
+	// 62_broker_registration.go); nil sends none.
+	ProducerIDFloor func() int64
 }
 
 // Lifecycle is a broker's side of its registration, as Kafka's
@@ -155,6 +162,14 @@ func (l *Lifecycle) register(timeout time.Duration) {
 	req := kmsg.NewPtrBrokerRegistrationRequest()
 	req.BrokerID, req.ClusterID, req.IncarnationID = l.cfg.BrokerID, l.cfg.ClusterID, l.incarnation
 	req.PreviousBrokerEpoch = -1
+	if l.cfg.PreviousBrokerEpoch != nil {
+		req.PreviousBrokerEpoch = l.cfg.PreviousBrokerEpoch()
+	}
+	if l.cfg.ProducerIDFloor != nil {
+		if floor := l.cfg.ProducerIDFloor(); floor > 0 {
+			setProducerIDFloor(req, floor)
+		}
+	}
 	if l.cfg.Rack != "" {
 		req.Rack = &l.cfg.Rack
 	}

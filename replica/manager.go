@@ -165,6 +165,11 @@ func (m *Manager) Dir(tp segment.TopicPartition) string {
 // OfflineDirs lists the log directories that are offline.
 func (m *Manager) OfflineDirs() []string { return m.logs.OfflineDirs() }
 
+// PreviousBrokerEpoch is the broker epoch the log dirs' clean-shutdown
+// markers held at start, -1 if not all held the same one
+// (logdir.Manager.PreviousBrokerEpoch).
+func (m *Manager) PreviousBrokerEpoch() int64 { return m.logs.PreviousBrokerEpoch() }
+
 // CreatePartition creates an empty partition (see logdir.Manager.Create).
 // No lock is held during the file work; concurrent creators of one
 // partition get one Partition, the others ErrPartitionExists once it is

@@ -3,6 +3,7 @@ package segment
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -187,10 +188,51 @@ func WriteFileAtomic(fsys FS, path string, data []byte) error {
 }
 
 // WriteCleanShutdown writes the clean-shutdown marker into dir (a log's
-// directory, or a log dir under a log manager), with the content Kafka
-// writes into .kafka_cleanshutdown.
+// directory, or a log dir under a log manager) for no known broker
+// epoch, -1, as Kafka's LogManager.shutdown does by default.
 func WriteCleanShutdown(fsys FS, dir string) error {
-	return WriteFileAtomic(fsys, filepath.Join(dir, CleanShutdownFile), []byte(`{"version":0,"brokerEpoch":0}`))
+	return WriteCleanShutdownEpoch(fsys, dir, -1)
+}
+
+// WriteCleanShutdownEpoch writes the clean-shutdown marker into dir with
+// the broker epoch the node held when it shut down.
+func WriteCleanShutdownEpoch(fsys FS, dir string, brokerEpoch int64) error {
+	return WriteFileAtomic(fsys, filepath.Join(dir, CleanShutdownFile), EncodeCleanShutdown(brokerEpoch))
+}
+
+// cleanShutdownVersion is the only version of the marker's content.
+const cleanShutdownVersion = 0
+
+// cleanShutdown is .kafka_cleanshutdown's content since Kafka 3.5
+// (CleanShutdownFileHandler.Content), a JSON object:
+//
+//	{"version":0,"brokerEpoch":<the broker epoch at shutdown, or -1>}
+type cleanShutdown struct {
+	Version     *int   `json:"version"`
+	BrokerEpoch *int64 `json:"brokerEpoch"`
+}
+
+// EncodeCleanShutdown is the marker's content for a broker epoch.
+func EncodeCleanShutdown(brokerEpoch int64) []byte {
+	return fmt.Appendf(nil, `{"version":%d,"brokerEpoch":%d}`, cleanShutdownVersion, brokerEpoch)
+}
+
+// ParseCleanShutdown returns the broker epoch a clean-shutdown marker
+// holds. An empty marker (Kafka before 3.5), another version, or
+// anything but the JSON object is an error: Kafka's
+// CleanShutdownFileHandler.read then knows no epoch, though the
+// shutdown still counts as clean.
+func ParseCleanShutdown(data []byte) (int64, error) {
+	var c cleanShutdown
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return -1, fmt.Errorf("%s: %w", CleanShutdownFile, err)
+	}
+	if c.Version == nil || *c.Version != cleanShutdownVersion || c.BrokerEpoch == nil || dec.More() {
+		return -1, fmt.Errorf("%s: not version %d with a broker epoch: %q", CleanShutdownFile, cleanShutdownVersion, data)
+	}
+	return *c.BrokerEpoch, nil
 }
 
 // ReadFile reads a small file whole through fsys (the OS's when nil): the

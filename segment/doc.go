@@ -31,7 +31,9 @@
 // sealed. Beside the segments, a log opened standalone keeps Kafka's
 // recovery-point-offset-checkpoint and log-start-offset-checkpoint files
 // (version line, count line, "topic partition offset" lines) and the
-// clean-shutdown marker .kafka_cleanshutdown; under a log manager
+// clean-shutdown marker .kafka_cleanshutdown (Kafka 3.5+'s
+// {"version":0,"brokerEpoch":N}; a standalone log writes -1, no broker);
+// under a log manager
 // (Config.Managed) those live in the log dir and the manager owns them.
 // Every such file is written to a temporary name, fsynced, renamed over
 // the old one, and its directory fsynced.

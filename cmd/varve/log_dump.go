@@ -30,6 +30,8 @@ import (
 //	  key: .. payload: .. headers: [..]                                 (with --print-records)
 //	  key: .. payload: <RecordType> {<fields>} headers: [..]             (metadata log records)
 //	Found <n> invalid bytes at the end of <file>: <reason>               (torn or corrupt tail)
+//	Snapshot end offset: <o>, epoch: <e>, then batches as a metadata log's
+//	                                                   (a KRaft snapshot, <offset>-<epoch>.checkpoint)
 //	offset: <o> position: <p>                                           (.index)
 //	timestamp: <t> offset: <o>                                          (.timeindex)
 //	version: 0 producerId: .. firstOffset: .. lastOffset: ..
@@ -71,7 +73,8 @@ size, timestamps, compression, producer fields, CRC validity), its offset
 and time index entries checked against the log, its aborted transactions
 (.txnindex), the producer state snapshots (.snapshot), the checkpoint files
 (recovery point, log start offset, replication offset, cleaner offset,
-leader epoch), partition.metadata, KRaft's quorum-state and meta.properties.
+leader epoch), partition.metadata, KRaft's quorum-state and snapshots
+(.checkpoint) and meta.properties.
 The records of a metadata log (__cluster_metadata-0, or any log with
 --cluster-metadata-decoder) are printed as the metadata records they hold.
 A FILE may be any of these. Files are only read; a torn or corrupt tail is
@@ -139,6 +142,7 @@ const (
 	kindPartitionMetadata
 	kindQuorumState
 	kindMetaProperties
+	kindMetadataSnapshot
 )
 
 // kindOf classifies a file by its name, as Kafka's tool does by suffix.
@@ -154,6 +158,9 @@ func kindOf(name string) fileKind {
 	}
 	if k, ok := metaFileKind(name); ok {
 		return k
+	}
+	if _, _, ok := parseSnapshotName(name); ok {
+		return kindMetadataSnapshot
 	}
 	switch filepath.Ext(name) {
 	case segment.LogSuffix:
@@ -196,6 +203,8 @@ func (d *dumper) dumpFile(path string) error {
 		return d.dumpQuorumState(path)
 	case kindMetaProperties:
 		return d.dumpMetaProperties(path)
+	case kindMetadataSnapshot:
+		return d.dumpMetadataSnapshot(path)
 	}
 	d.printf("Ignoring unknown file %s\n", path)
 	return nil

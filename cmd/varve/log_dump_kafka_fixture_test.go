@@ -138,3 +138,103 @@ func readSent(t *testing.T) [][2]string {
 	}
 	return out
 }
+
+// dumpOneKafkaFile dumps one file of the fixtures (rel, under
+// internal/kafkafixtures/testdata), copied with its directory's name
+// into a temporary directory, and returns what follows its "Dumping"
+// line.
+func dumpOneKafkaFile(t *testing.T, rel string, args ...string) string {
+	t.Helper()
+	src := filepath.Join(kafkaFixtures, "..", rel)
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), filepath.Base(filepath.Dir(src)))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, filepath.Base(src))
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := runDump(t, append(args, dst)...)
+	_, body, ok := strings.Cut(out, "Dumping "+dst+"\n")
+	if !ok {
+		t.Fatalf("no section for %s:\n%s", dst, out)
+	}
+	return body
+}
+
+// Kafka: DumpLogSegments prints each kind of file a 4.4.0 broker writes,
+// one subtest per kind, each on a file Kafka wrote
+// (internal/kafkafixtures): what it prints is what Kafka's tool prints
+// for the same file, field for field (a time index's entry, a producer
+// snapshot's entries, a transaction index's aborted transaction, ...).
+func TestDumpEachFileKindKafkaWrote(t *testing.T) {
+	for _, tc := range []struct {
+		kind, rel string
+		args      []string
+		want      []string // lines the section holds, in order
+	}{
+		{kind: "log", rel: "kafka-4.4.0/fixture-0/00000000000000000002.log", args: []string{"--print-records"}, want: []string{
+			"Log starting offset: 2",
+			"baseOffset: 2 lastOffset: 3 count: 2 baseSequence: 0 lastSequence: 1 producerId: 1000 producerEpoch: 0 partitionLeaderEpoch: 2 isTransactional: false isControl: false deleteHorizonMs: none baseTimestamp: 1796143368305 position: 0 CreateTime: 1796143368312 size: 107 magic: 2 compresscodec: none crc: 4025708895 isvalid: true",
+			`| offset: 2 CreateTime: 1796143368305 keySize: 2 valueSize: 14 sequence: 0 headerKeys: [] key: "k3" payload: "round3-value11"`,
+			`| offset: 3 CreateTime: 1796143368312 keySize: 2 valueSize: 14 sequence: 1 headerKeys: [] key: "k3" payload: "round3-value15"`}},
+		{kind: "log with transaction markers", rel: "kafka-4.4.0-txn/txnfixture-0/00000000000000000000.log", args: []string{"--print-records"}, want: []string{
+			`| offset: 6 CreateTime: 1796171724959 keySize: 2 valueSize: 14 sequence: 2 headerKeys: [] key: "k2" payload: "txn1-aborted-2"`,
+			"baseOffset: 7 lastOffset: 7 count: 1 baseSequence: -1 lastSequence: -1 producerId: 0 producerEpoch: 2 partitionLeaderEpoch: 0 isTransactional: true isControl: true deleteHorizonMs: none baseTimestamp: 1796171725014 position: 588 CreateTime: 1796171725014 size: 78 magic: 2 compresscodec: none crc: 3929096302 isvalid: true",
+			"| offset: 7 CreateTime: 1796171725014 keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] endTxnMarker: ABORT coordinatorEpoch: 0"}},
+		{kind: "index", rel: "kafka-4.4.0-txn/txnfixture-0/00000000000000000000.index", want: []string{
+			"offset: 14 position: 5146"}},
+		{kind: "empty index", rel: "kafka-4.4.0/fixture-0/00000000000000000002.index", want: []string{"is empty."}},
+		{kind: "timeindex", rel: "kafka-4.4.0-txn/txnfixture-0/00000000000000000000.timeindex", want: []string{
+			"timestamp: 1796171725117 offset: 14", "timestamp: 1796171725260 offset: 15"}},
+		{kind: "snapshot", rel: "kafka-4.4.0/fixture-0/00000000000000000004.snapshot", want: []string{
+			"entries: 3",
+			"producerId: 1000 producerEpoch: 0 coordinatorEpoch: -1 currentTxnFirstOffset: -1 lastTimestamp: 1796143368312 firstSequence: 0 lastSequence: 1 lastOffset: 3 offsetDelta: 1 timestamp: 1796143368312"}},
+		{kind: "snapshot of a transactional producer", rel: "kafka-4.4.0-txn/txnfixture-0/00000000000000000016.snapshot", want: []string{
+			"entries: 1",
+			"producerId: 0 producerEpoch: 4 coordinatorEpoch: 0 currentTxnFirstOffset: -1 lastTimestamp: 1796171725260"}},
+		{kind: "txnindex", rel: "kafka-4.4.0-txn/txnfixture-0/00000000000000000000.txnindex", want: []string{
+			"version: 0 producerId: 0 firstOffset: 4 lastOffset: 7 lastStableOffset: 8"}},
+		{kind: "partition.metadata", rel: "kafka-4.4.0/fixture-0/partition.metadata", want: []string{
+			"version: 0 topicId: URjXs_rjRYacNb0H9_9Kmg"}},
+		{kind: "leader-epoch-checkpoint", rel: "kafka-4.4.0/fixture-1/leader-epoch-checkpoint", want: []string{
+			"version: 0 entries: 2", "epoch: 0 startOffset: 0", "epoch: 2 startOffset: 8"}},
+		{kind: "offset checkpoint", rel: "kafka-4.4.0/recovery-point-offset-checkpoint", want: []string{
+			"version: 0 entries: 2", "topic: fixture partition: 0 offset: 4", "topic: fixture partition: 1 offset: 12"}},
+		{kind: "meta.properties", rel: "kafka-4.4.0/meta.properties", want: []string{
+			"cluster.id: dmFydmUta2Fma2EtZml4MQ", "directory.id: dFC8LORwihWkFEd_z6bCig", "node.id: 1", "version: 1"}},
+		{kind: "quorum-state", rel: "kafka-4.4.0/__cluster_metadata-0/quorum-state", want: []string{
+			`data_version: 0 clusterId: "" leaderId: 1 leaderEpoch: 2 votedId: -1 appliedOffset: 0 currentVoters: [1]`}},
+		{kind: "clean-shutdown marker", rel: "kafka-4.4.0/.kafka_cleanshutdown", want: []string{
+			`clean shutdown marker: {"version":0,"brokerEpoch":43}`}},
+		{kind: "metadata log", rel: "kafka-4.4.0-metadata/__cluster_metadata-0/00000000000000000000.log", want: []string{
+			"Log starting offset: 0", "payload: FeatureLevelRecord {Name:metadata.version FeatureLevel:33}"}},
+		{kind: "metadata snapshot", rel: "kafka-4.4.0-metadata/__cluster_metadata-0/00000000000000000000-0000000000.checkpoint", want: []string{
+			"Snapshot end offset: 0, epoch: 0",
+			"controlType: SNAPSHOT_HEADER(3)",
+			"payload: FeatureLevelRecord {Name:metadata.version FeatureLevel:33}",
+			"payload: FeatureLevelRecord {Name:transaction.version FeatureLevel:2}",
+			"controlType: SNAPSHOT_FOOTER(4)"}},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			body := dumpOneKafkaFile(t, tc.rel, tc.args...)
+			rest := body
+			for _, w := range tc.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("dump lacks %q (in this order):\n%s", w, body)
+				}
+				rest = rest[i+len(w):]
+			}
+			for _, bad := range []string{"Ignoring unknown file", "corrupt", "invalid", "Mismatch", "rror"} {
+				if strings.Contains(body, bad) {
+					t.Errorf("dump reports %q:\n%s", bad, body)
+				}
+			}
+		})
+	}
+}

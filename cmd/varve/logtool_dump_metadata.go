@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/varve/varve/metadata"
@@ -27,4 +28,39 @@ func metadataPayload(value []byte) string {
 	}
 	name := fmt.Sprintf("%T", rec)
 	return fmt.Sprintf("%s %+v", name[strings.LastIndexByte(name, '.')+1:], rec)
+}
+
+// snapshotSuffix ends a KRaft snapshot's file name:
+// <end offset:%020d>-<epoch:%010d>.checkpoint (Kafka: Snapshots.SUFFIX).
+const snapshotSuffix = ".checkpoint"
+
+// parseSnapshotName returns the end offset and epoch a KRaft snapshot's
+// file name carries (Kafka: Snapshots.parse).
+func parseSnapshotName(name string) (endOffset int64, epoch int32, ok bool) {
+	stem, found := strings.CutSuffix(name, snapshotSuffix)
+	off, ep, dash := strings.Cut(stem, "-")
+	if !found || !dash || len(off) != 20 || len(ep) != 10 {
+		return 0, 0, false
+	}
+	o, err1 := strconv.ParseInt(off, 10, 64)
+	e, err2 := strconv.ParseInt(ep, 10, 32)
+	if err1 != nil || err2 != nil || o < 0 || e < 0 {
+		return 0, 0, false
+	}
+	return o, int32(e), true
+}
+
+// dumpMetadataSnapshot prints a KRaft snapshot: its end offset and
+// epoch, then its batches and records as a metadata log's (Kafka:
+// DumpLogSegments.dumpLog on a .checkpoint file).
+func (d *dumper) dumpMetadataSnapshot(path string) error {
+	end, epoch, _ := parseSnapshotName(filepath.Base(path))
+	d.printf("Snapshot end offset: %d, epoch: %d\n", end, epoch)
+	ld := &logDump{d: d, path: path, last: -1, meta: true}
+	tail, err := scanLog(path, d.o.maxBytes, d.o.maxMessageBytes, ld.batch)
+	if err != nil {
+		return err
+	}
+	ld.finish(tail)
+	return nil
 }

@@ -133,6 +133,21 @@ func isPrintableBytes(b []byte) bool {
 	return true
 }
 
+// controlTypeNames are Kafka's ControlRecordType names past the two
+// transaction markers: the KRaft log's control records, whose fields
+// the dump leaves undecoded.
+var controlTypeNames = map[int16]string{2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER",
+	5: "KRAFT_VERSION", 6: "KRAFT_VOTERS"}
+
+// controlTypeName is Kafka's name of a control record type, UNKNOWN for
+// one it does not know.
+func controlTypeName(typ int16) string {
+	if n, ok := controlTypeNames[typ]; ok {
+		return n
+	}
+	return "UNKNOWN"
+}
+
 // controlRecord describes a control record (Kafka's ControlRecordType and
 // EndTransactionMarker): key = version i16, type i16; value of an ABORT or
 // COMMIT marker = version i16, coordinatorEpoch i32.
@@ -148,7 +163,7 @@ func controlRecord(r *record.Record) string {
 	case 1:
 		name = "COMMIT"
 	default:
-		return fmt.Sprintf("controlType: UNKNOWN(%d)", typ)
+		return fmt.Sprintf("controlType: %s(%d)", controlTypeName(typ), typ)
 	}
 	if len(r.Value) < 6 {
 		return fmt.Sprintf("endTxnMarker: %s coordinatorEpoch: unreadable", name)
