@@ -65,6 +65,11 @@ type Config struct {
 	OnOffline func(tps []segment.TopicPartition)
 	// OnOnline is given the logs reopened when a directory came back.
 	OnOnline func(logs []PartitionLog)
+	// OnMoved is given a partition's log after a move to another log
+	// dir swapped it in (AlterLogDir), or after a move that gave up
+	// reopened the current one. OnOffline was told of the partition when
+	// the swap began. Nil falls back to OnOnline.
+	OnMoved func(pl PartitionLog)
 }
 
 // PartitionLog is a partition's log as the manager holds it.
@@ -98,7 +103,22 @@ type Manager struct {
 	mu struct {
 		sync.Mutex
 		creating map[segment.TopicPartition]*creation
+		// moves are the partitions being moved to another log dir.
+		moves map[segment.TopicPartition]*move
+		// preferred is the log dir AlterLogDir named for a partition the
+		// node did not hold yet: Create puts it there (Kafka's
+		// preferredLogDirs).
+		preferred map[segment.TopicPartition]*logDir
 	}
+
+	// cpMu serialises the writing of checkpoint files (the loop, Flush,
+	// a move's swap and Close write them).
+	cpMu sync.Mutex
+
+	// moveHook, set by tests before a move starts, is called after each
+	// step of a move; false stops the move there, leaving its files as a
+	// crash would.
+	moveHook func(tp segment.TopicPartition, step MoveStep) bool
 
 	probeWake chan struct{} // buffered 1: a directory just failed
 	stop      chan struct{}
@@ -144,11 +164,16 @@ func Open(cfg Config) (*Manager, error) {
 	}
 	m := &Manager{cfg: cfg, stop: make(chan struct{}), probeWake: make(chan struct{}, 1)}
 	m.mu.creating = map[segment.TopicPartition]*creation{}
+	m.mu.moves = map[segment.TopicPartition]*move{}
+	m.mu.preferred = map[segment.TopicPartition]*logDir{}
 	for _, d := range cfg.LogDirs {
 		m.dirs = append(m.dirs, newLogDir(d, m))
 	}
 	empty := logMap{}
 	m.logs.Store(&empty)
+	if err := m.settleMoves(); err != nil {
+		return nil, err
+	}
 	loaded, err := m.loadDirs()
 	if err != nil {
 		for _, e := range loaded {
@@ -250,6 +275,7 @@ func (m *Manager) Flush(ctx context.Context) error {
 // that is offline gets no marker: its logs are recovered at the next
 // start, and Close reports it (ErrOffline): that shutdown was not clean.
 func (m *Manager) Close() error {
+	m.stopMoves()
 	close(m.stop)
 	m.done.Wait()
 	var err error

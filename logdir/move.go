@@ -1,0 +1,304 @@
+package logdir
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/varve/varve/segment"
+)
+
+// Suffixes of the directories a move leaves in a log dir, Kafka's names:
+// <topic>-<partition>.<uniqueId>-future and ...-delete.
+const (
+	FutureDirSuffix = "-future"
+	DeleteDirSuffix = "-delete"
+)
+
+var (
+	// ErrLogDirNotFound: the directory is not one of log.dirs (Kafka's
+	// LOG_DIR_NOT_FOUND).
+	ErrLogDirNotFound = errors.New("log dir not found in log.dirs")
+	// errMoveStopped: the move was cancelled (another destination, a
+	// deletion, Close) before its swap began.
+	errMoveStopped = errors.New("log dir move stopped")
+)
+
+// moveChunk is how many bytes the copy reads from the current log at a
+// time; a pass that reads less than half of it is close enough to the
+// end for the swap.
+const moveChunk = 1 << 20
+
+// move is a partition's copy into another log dir: Kafka's future
+// replica and the ReplicaAlterLogDirsThread that feeds it.
+type move struct {
+	tp       segment.TopicPartition
+	id       string // the uniqueId of the -future and -delete names
+	src, dst *logDir
+	topicID  TopicID
+	future   atomic.Pointer[segment.Log] // nil until created
+	swapping atomic.Bool                 // the swap began: it is no longer cancelled
+	cancel   chan struct{}
+	done     chan struct{}
+}
+
+func (mv *move) futureName() string { return mv.tp.String() + "." + mv.id + FutureDirSuffix }
+func (mv *move) deleteName() string { return mv.tp.String() + "." + mv.id + DeleteDirSuffix }
+func (mv *move) futurePath() string { return filepath.Join(mv.dst.path, mv.futureName()) }
+
+// FutureLog is a partition's copy under way in another log dir (Kafka's
+// future replica), as DescribeLogDirs reports it.
+type FutureLog struct {
+	TP        segment.TopicPartition
+	LogDir    string // the destination log dir, as configured
+	Size      int64  // bytes of its segments
+	EndOffset int64  // its log end offset
+}
+
+// AlterLogDir moves tp's log into log dir dir (Kafka's
+// alterReplicaLogDirs). dir must be one of log.dirs, compared as
+// absolute paths (ErrLogDirNotFound), and online (ErrOffline). A
+// partition already in dir, or already moving there, is left as it is;
+// a move to another dir is cancelled first. A partition this node holds
+// no log of gets ErrUnknownPartition, and dir is remembered as the dir
+// to create it in (Kafka's preferred log dir). The move runs in the
+// background: see doc.go for its steps.
+func (m *Manager) AlterLogDir(tp segment.TopicPartition, dir string) error {
+	dst := m.dirByAbsPath(dir)
+	if dst == nil {
+		return fmt.Errorf("%s: %w", dir, ErrLogDirNotFound)
+	}
+	if dst.isOffline() {
+		return fmt.Errorf("alter log dir of %s: %w", tp, dst.offlineErr())
+	}
+	for {
+		mv, stale, err := m.beginMove(tp, dst)
+		if stale != nil {
+			m.stopMove(stale)
+			continue // then decide again
+		}
+		if err != nil || mv == nil {
+			return err
+		}
+		m.done.Add(1)
+		go m.runMove(mv)
+		return nil
+	}
+}
+
+// dirByAbsPath finds the log dir whose absolute path is path.
+func (m *Manager) dirByAbsPath(path string) *logDir {
+	for _, d := range m.dirs {
+		if abs, err := filepath.Abs(d.path); err == nil && abs == path {
+			return d
+		}
+	}
+	return nil
+}
+
+// beginMove registers a move of tp to dst. It returns the move to run
+// (nil: nothing to do), or a move to another dir that must be stopped
+// first.
+func (m *Manager) beginMove(tp segment.TopicPartition, dst *logDir) (mv, stale *move, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if cur, ok := m.mu.moves[tp]; ok {
+		if cur.dst == dst {
+			return nil, nil, nil
+		}
+		return nil, cur, nil
+	}
+	m.mu.preferred[tp] = dst
+	for _, d := range m.dirs {
+		if d.isOffline() { // Kafka makes no future log while a dir is offline
+			return nil, nil, fmt.Errorf("alter log dir of %s: %w", tp, d.offlineErr())
+		}
+	}
+	e, ok := (*m.logs.Load())[tp]
+	if !ok {
+		for _, d := range m.dirs {
+			if _, off := d.offlineParts[tp]; off {
+				return nil, nil, fmt.Errorf("%s: %w", tp, d.offlineErr())
+			}
+		}
+		return nil, nil, fmt.Errorf("%s: %w", tp, ErrUnknownPartition)
+	}
+	delete(m.mu.preferred, tp)
+	if e.dir == dst {
+		return nil, nil, nil
+	}
+	var id [16]byte
+	rand.Read(id[:])
+	mv = &move{tp: tp, id: hex.EncodeToString(id[:]), src: e.dir, dst: dst, topicID: e.TopicID,
+		cancel: make(chan struct{}), done: make(chan struct{})}
+	m.mu.moves[tp] = mv
+	return mv, nil, nil
+}
+
+// stopMove cancels mv and waits for it to end. A move whose swap began
+// finishes it first.
+func (m *Manager) stopMove(mv *move) {
+	m.mu.Lock()
+	select {
+	case <-mv.cancel:
+	default:
+		close(mv.cancel)
+	}
+	m.mu.Unlock()
+	<-mv.done
+}
+
+// stopMoveOf stops the move of tp, if any.
+func (m *Manager) stopMoveOf(tp segment.TopicPartition) {
+	m.mu.Lock()
+	mv, ok := m.mu.moves[tp]
+	m.mu.Unlock()
+	if ok {
+		m.stopMove(mv)
+	}
+}
+
+// stopMoves stops every move (Close).
+func (m *Manager) stopMoves() {
+	m.mu.Lock()
+	mvs := make([]*move, 0, len(m.mu.moves))
+	for _, mv := range m.mu.moves {
+		mvs = append(mvs, mv)
+	}
+	m.mu.Unlock()
+	for _, mv := range mvs {
+		m.stopMove(mv)
+	}
+}
+
+// Futures lists the moves under way, sorted by partition.
+func (m *Manager) Futures() []FutureLog {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []FutureLog
+	for _, mv := range m.mu.moves {
+		f := FutureLog{TP: mv.tp, LogDir: mv.dst.path}
+		if l := mv.future.Load(); l != nil {
+			f.Size, f.EndOffset = l.Size(), l.EndOffset()
+		}
+		out = append(out, f)
+	}
+	sortFutures(out)
+	return out
+}
+
+// runMove is a move's goroutine: copy, then swap. On failure or
+// cancellation before the swap the future dir is removed and the
+// current log goes on serving.
+func (m *Manager) runMove(mv *move) {
+	defer m.done.Done()
+	err := m.copyPhase(mv)
+	switch {
+	case err == nil:
+		err = m.swap(mv)
+	case errors.Is(err, errHookStop):
+		mv.future.Load().Close() // the files stay, as a crash leaves them
+	default:
+		m.discardFuture(mv)
+	}
+	m.mu.Lock()
+	delete(m.mu.moves, mv.tp)
+	m.mu.Unlock()
+	close(mv.done)
+	switch {
+	case err == nil:
+		m.cfg.Logger.Info("partition moved to another log dir", "partition", mv.tp, "from", mv.src.path, "to", mv.dst.path)
+	case errors.Is(err, errMoveStopped), errors.Is(err, errHookStop):
+	default:
+		m.cfg.Logger.Error("moving a partition to another log dir failed", "partition", mv.tp,
+			"from", mv.src.path, "to", mv.dst.path, "err", err)
+	}
+}
+
+// stopped reports whether the move was cancelled or the manager is
+// closing.
+func (m *Manager) stopped(mv *move) bool {
+	select {
+	case <-mv.cancel:
+		return true
+	case <-m.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// copyPhase creates the future log and copies the current one into it
+// while it keeps serving, until the future is close to its end.
+func (m *Manager) copyPhase(mv *move) error {
+	fut, err := m.createFuture(mv)
+	if err != nil {
+		return err
+	}
+	mv.future.Store(fut)
+	if err := m.hook(mv, StepFutureCreated); err != nil {
+		return err
+	}
+	for {
+		if m.stopped(mv) {
+			return errMoveStopped
+		}
+		e, ok := (*m.logs.Load())[mv.tp]
+		if !ok || e.dir != mv.src {
+			return fmt.Errorf("move %s: %w", mv.tp, ErrUnknownPartition)
+		}
+		read, err := catchUp(e.Log, fut, moveChunk)
+		if err != nil {
+			return fmt.Errorf("move %s: %w", mv.tp, err)
+		}
+		if read < moveChunk/2 {
+			return m.hook(mv, StepCopied)
+		}
+	}
+}
+
+// createFuture makes <topic>-<partition>.<id>-future in the destination
+// with the partition's partition.metadata, and opens an empty log in it.
+func (m *Manager) createFuture(mv *move) (*segment.Log, error) {
+	d := mv.dst
+	pdir := mv.futurePath()
+	if err := d.fs.MkdirAll(pdir, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", pdir, err)
+	}
+	if err := writePartitionMetadata(d.fs, pdir, mv.topicID); err != nil {
+		return nil, fmt.Errorf("create %s: %w", pdir, err)
+	}
+	if err := d.fs.SyncDir(d.path); err != nil {
+		return nil, fmt.Errorf("create %s: fsync %s: %w", pdir, d.path, err)
+	}
+	return m.openIn(d, pdir, mv.tp.Topic, &segment.ManagedState{CleanShutdown: true, RecoveryPoint: 0, LogStartOffset: 0})
+}
+
+// openIn opens the log in pdir, a directory of d, with topic's config.
+func (m *Manager) openIn(d *logDir, pdir, topic string, managed *segment.ManagedState) (*segment.Log, error) {
+	cfg := m.cfg.LogConfig(topic)
+	cfg.Managed, cfg.FS = managed, d.fs
+	if cfg.Logger == nil {
+		cfg.Logger = m.cfg.Logger
+	}
+	l, err := segment.Open(pdir, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", pdir, err)
+	}
+	return l, nil
+}
+
+// discardFuture closes and removes a move's future dir (a move that
+// failed or was stopped before its swap).
+func (m *Manager) discardFuture(mv *move) {
+	if l := mv.future.Load(); l != nil {
+		l.Close()
+	}
+	if err := os.RemoveAll(mv.futurePath()); err != nil {
+		m.cfg.Logger.Warn("removing an abandoned future log", "dir", mv.futurePath(), "err", err)
+	}
+}
