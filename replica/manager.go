@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -56,6 +57,7 @@ func OpenReplicated(cfg logdir.Config, rc ManagerConfig) (*Manager, error) {
 	cfg.HighWatermark = m.highWatermark
 	cfg.OnOffline = m.logsOffline
 	cfg.OnOnline = m.logsOnline
+	cfg.OnMoved = m.logMoved
 	ld, err := logdir.Open(cfg)
 	if err != nil {
 		return nil, err
@@ -104,6 +106,21 @@ func (m *Manager) logsOnline(logs []logdir.PartitionLog) {
 		}
 	}
 }
+
+// logMoved gives a partition the log a move to another log dir left
+// (AlterReplicaLogDirs), with its leader-epoch-checkpoint there.
+func (m *Manager) logMoved(pl logdir.PartitionLog) {
+	p, ok := (*m.parts.Load())[pl.TP]
+	if !ok {
+		return
+	}
+	p.moveEpochStore(epochFile{fs: m.fs, path: filepath.Join(pl.Log.Dir(), LeaderEpochCheckpointFile)})
+	p.setLog(pl.Log, p.HighWatermark())
+}
+
+// LogDirs is the log manager under the partitions: AlterReplicaLogDirs
+// moves their logs between log dirs with it.
+func (m *Manager) LogDirs() *logdir.Manager { return m.logs }
 
 // addLoaded makes a Partition of every log loaded at start. A single
 // replica's log is committed up to its end, so a log without a

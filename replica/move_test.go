@@ -1,0 +1,70 @@
+package replica_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/varve/varve/logdir"
+	"github.com/varve/varve/replica"
+	"github.com/varve/varve/segment"
+	"github.com/varve/varve/segment/segmenttest"
+)
+
+// Kafka: ReplicaManager.alterReplicaLogDirs and
+// Partition.maybeReplaceCurrentWithFutureReplica: after a move to
+// another log dir the partition serves from the moved log, keeps its
+// high watermark and leader epoch, and its leader-epoch-checkpoint is
+// written in the new directory from then on.
+func TestPartitionMovedToAnotherLogDir(t *testing.T) {
+	d1, d2 := t.TempDir(), t.TempDir()
+	m, err := replica.OpenReplicated(logdir.Config{LogDirs: []string{d1, d2},
+		LogConfig: func(string) segment.Config { c := segment.DefaultConfig(); c.SegmentBytes = 4096; return c }},
+		replica.ManagerConfig{NodeID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	part := tp("moving", 0)
+	p, err := m.CreatePartition(part, replica.TopicID{4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.MakeLeader(part, replica.LeaderAndISR{Leader: 1, LeaderEpoch: 3, ISR: []int32{1}, Replicas: []int32{1}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 40; i++ {
+		if _, err := p.AppendRecordsToLeader(segmenttest.Batch(t, 2, 200, int64(i), 0), 1, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hw := p.HighWatermark()
+	if err := m.LogDirs().AlterLogDir(part, d2); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for filepath.Dir(m.Dir(part)) != d2 || len(m.LogDirs().Futures()) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("not moved: %q", m.Dir(part))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if p.HighWatermark() != hw || p.EndOffset() != 80 || !p.Online() {
+		t.Fatalf("after the move: hw %d (was %d), end %d, online %v", p.HighWatermark(), hw, p.EndOffset(), p.Online())
+	}
+	if got := readEpochFile(t, m, part); got != "0\n1\n3 0\n" {
+		t.Fatalf("epoch checkpoint after the move: %q", got)
+	}
+	if err := m.MakeLeader(part, replica.LeaderAndISR{Leader: 1, LeaderEpoch: 4, ISR: []int32{1}, Replicas: []int32{1}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readEpochFile(t, m, part); got != "0\n2\n3 0\n4 80\n" {
+		t.Fatalf("epoch checkpoint after a leadership in the new dir: %q", got)
+	}
+	if _, err := p.AppendRecordsToLeader(segmenttest.Batch(t, 2, 200, 99, 0), 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := p.ReadBytes(0, 1); err != nil || len(b) == 0 {
+		t.Fatalf("read the moved log: %v", err)
+	}
+}
