@@ -109,16 +109,13 @@ type Manager struct {
 		// node did not hold yet: Create puts it there (Kafka's
 		// preferredLogDirs).
 		preferred map[segment.TopicPartition]*logDir
+		// moveHook is SetMoveHook's function.
+		moveHook func(tp segment.TopicPartition, step MoveStep) bool
 	}
 
 	// cpMu serialises the writing of checkpoint files (the loop, Flush,
 	// a move's swap and Close write them).
 	cpMu sync.Mutex
-
-	// moveHook, set by tests before a move starts, is called after each
-	// step of a move; false stops the move there, leaving its files as a
-	// crash would.
-	moveHook func(tp segment.TopicPartition, step MoveStep) bool
 
 	probeWake chan struct{} // buffered 1: a directory just failed
 	stop      chan struct{}

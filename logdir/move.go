@@ -44,6 +44,7 @@ type move struct {
 	swapping atomic.Bool                 // the swap began: it is no longer cancelled
 	cancel   chan struct{}
 	done     chan struct{}
+	hook     func(segment.TopicPartition, MoveStep) bool // Manager.moveHook when the move began
 }
 
 func (mv *move) futureName() string { return mv.tp.String() + "." + mv.id + FutureDirSuffix }
@@ -112,12 +113,6 @@ func (m *Manager) beginMove(tp segment.TopicPartition, dst *logDir) (mv, stale *
 		}
 		return nil, cur, nil
 	}
-	m.mu.preferred[tp] = dst
-	for _, d := range m.dirs {
-		if d.isOffline() { // Kafka makes no future log while a dir is offline
-			return nil, nil, fmt.Errorf("alter log dir of %s: %w", tp, d.offlineErr())
-		}
-	}
 	e, ok := (*m.logs.Load())[tp]
 	if !ok {
 		for _, d := range m.dirs {
@@ -125,16 +120,21 @@ func (m *Manager) beginMove(tp segment.TopicPartition, dst *logDir) (mv, stale *
 				return nil, nil, fmt.Errorf("%s: %w", tp, d.offlineErr())
 			}
 		}
+		m.mu.preferred[tp] = dst
 		return nil, nil, fmt.Errorf("%s: %w", tp, ErrUnknownPartition)
 	}
-	delete(m.mu.preferred, tp)
 	if e.dir == dst {
 		return nil, nil, nil
+	}
+	for _, d := range m.dirs {
+		if d.isOffline() { // Kafka makes no future log while a dir is offline
+			return nil, nil, fmt.Errorf("alter log dir of %s: %w", tp, d.offlineErr())
+		}
 	}
 	var id [16]byte
 	rand.Read(id[:])
 	mv = &move{tp: tp, id: hex.EncodeToString(id[:]), src: e.dir, dst: dst, topicID: e.TopicID,
-		cancel: make(chan struct{}), done: make(chan struct{})}
+		cancel: make(chan struct{}), done: make(chan struct{}), hook: m.mu.moveHook}
 	m.mu.moves[tp] = mv
 	return mv, nil, nil
 }

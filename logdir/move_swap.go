@@ -33,7 +33,7 @@ var errHookStop = errors.New("move stopped by a test hook")
 // hook runs the test hook after step; it stops the move when the hook
 // says so.
 func (m *Manager) hook(mv *move, step MoveStep) error {
-	if m.moveHook != nil && !m.moveHook(mv.tp, step) {
+	if mv.hook != nil && !mv.hook(mv.tp, step) {
 		return errHookStop
 	}
 	return nil
@@ -263,4 +263,14 @@ func (m *Manager) removeLater(path string) {
 			m.cfg.Logger.Warn("removing a moved partition's old dir", "dir", path, "err", err)
 		}
 	}()
+}
+
+// SetMoveHook is a testing knob: every move started afterwards calls f
+// after each of its steps, on the move's goroutine, and stops there,
+// leaving its files as a crash would, when f returns false. f may block
+// to hold a move at a step. Nil removes the hook.
+func (m *Manager) SetMoveHook(f func(tp segment.TopicPartition, step MoveStep) bool) {
+	m.mu.Lock()
+	m.mu.moveHook = f
+	m.mu.Unlock()
 }
