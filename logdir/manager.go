@@ -65,10 +65,14 @@ type Config struct {
 	OnOffline func(tps []segment.TopicPartition)
 	// OnOnline is given the logs reopened when a directory came back.
 	OnOnline func(logs []PartitionLog)
+	// OnMoving is told that a partition's log is about to be closed and
+	// swapped for its copy in another log dir (AlterLogDir); OnMoved, or
+	// OnOffline if the swap fails and the log cannot be reopened, ends
+	// it. Nil falls back to OnOffline.
+	OnMoving func(tp segment.TopicPartition)
 	// OnMoved is given a partition's log after a move to another log
-	// dir swapped it in (AlterLogDir), or after a move that gave up
-	// reopened the current one. OnOffline was told of the partition when
-	// the swap began. Nil falls back to OnOnline.
+	// dir swapped it in, or after a move that gave up reopened the
+	// current one. Nil falls back to OnOnline.
 	OnMoved func(pl PartitionLog)
 }
 

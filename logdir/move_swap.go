@@ -43,8 +43,8 @@ func (m *Manager) hook(mv *move, step MoveStep) error {
 // partition being offline for the layer above (Kafka holds the
 // partition's lock for its replaceCurrentWithFutureLog):
 //
-//  1. unpublish the current log, tell the layer above (OnOffline), close
-//     it: appends in flight end before the close, later ones fail;
+//  1. unpublish the current log, tell the layer above (OnMoving: its
+//     appends wait), close it: appends in flight end before the close;
 //  2. reopen it and copy the last records into the future; the future
 //     takes the current log's start offset and leader-epoch-checkpoint,
 //     and is closed (flushed, producer snapshot at its end);
@@ -67,7 +67,10 @@ func (m *Manager) swap(mv *move) error {
 		m.discardFuture(mv)
 		return fmt.Errorf("move %s: %w", mv.tp, ErrUnknownPartition)
 	}
-	if m.cfg.OnOffline != nil {
+	switch {
+	case m.cfg.OnMoving != nil:
+		m.cfg.OnMoving(mv.tp)
+	case m.cfg.OnOffline != nil:
 		m.cfg.OnOffline([]segment.TopicPartition{mv.tp})
 	}
 	closeErr := e.Log.Close()
@@ -234,11 +237,15 @@ func (m *Manager) reopenSource(e *entry) {
 	m.handOver(ne.PartitionLog)
 }
 
-// setOffline records e's partition among d's offline ones.
+// setOffline records e's partition among d's offline ones, and tells
+// the layer above.
 func (m *Manager) setOffline(d *logDir, e *entry, recoveryPoint, start int64) {
 	m.mu.Lock()
 	d.offlineParts[e.TP] = offlinePart{id: e.TopicID, recoveryPoint: recoveryPoint, startOffset: start}
 	m.mu.Unlock()
+	if m.cfg.OnOffline != nil {
+		m.cfg.OnOffline([]segment.TopicPartition{e.TP})
+	}
 	m.wakeProbe()
 }
 

@@ -57,6 +57,7 @@ func OpenReplicated(cfg logdir.Config, rc ManagerConfig) (*Manager, error) {
 	cfg.HighWatermark = m.highWatermark
 	cfg.OnOffline = m.logsOffline
 	cfg.OnOnline = m.logsOnline
+	cfg.OnMoving = m.logMoving
 	cfg.OnMoved = m.logMoved
 	ld, err := logdir.Open(cfg)
 	if err != nil {
@@ -104,6 +105,14 @@ func (m *Manager) logsOnline(logs []logdir.PartitionLog) {
 		if p, ok := parts[pl.TP]; ok {
 			p.setLog(pl.Log, p.HighWatermark())
 		}
+	}
+}
+
+// logMoving takes a partition's log away while it is swapped for its
+// copy in another log dir; its appends wait for logMoved.
+func (m *Manager) logMoving(tp segment.TopicPartition) {
+	if p, ok := (*m.parts.Load())[tp]; ok {
+		p.beginSwap()
 	}
 }
 

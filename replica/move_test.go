@@ -68,3 +68,52 @@ func TestPartitionMovedToAnotherLogDir(t *testing.T) {
 		t.Fatalf("read the moved log: %v", err)
 	}
 }
+
+// Kafka: replaceCurrentWithFutureLog runs under the partition's lock, so
+// an append that arrives during the swap waits for it and lands in the
+// moved log instead of failing.
+func TestAppendWaitsForLogSwap(t *testing.T) {
+	d1, d2 := t.TempDir(), t.TempDir()
+	m, err := replica.Open(logdir.Config{LogDirs: []string{d1, d2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	part := tp("swap", 0)
+	p, err := m.CreatePartition(part, replica.TopicID{5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.AppendAsLeader(segmenttest.Batch(t, 2, 10, 1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	m.LogDirs().SetMoveHook(func(_ segment.TopicPartition, s logdir.MoveStep) bool {
+		if s == logdir.StepSourceClosed {
+			close(held)
+			<-release
+		}
+		return true
+	})
+	if err := m.LogDirs().AlterLogDir(part, d2); err != nil {
+		t.Fatal(err)
+	}
+	<-held
+	appended := make(chan error, 1)
+	go func() {
+		_, err := p.AppendAsLeader(segmenttest.Batch(t, 2, 10, 2, 0))
+		appended <- err
+	}()
+	select {
+	case err := <-appended:
+		t.Fatalf("append during the swap returned at once: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	if err := <-appended; err != nil {
+		t.Fatalf("append during the swap: %v", err)
+	}
+	if filepath.Dir(m.Dir(part)) != d2 || p.EndOffset() != 4 || p.HighWatermark() != 4 {
+		t.Fatalf("after the swap: dir %s end %d hw %d", m.Dir(part), p.EndOffset(), p.HighWatermark())
+	}
+}

@@ -251,6 +251,7 @@ func (p *Partition) AppendRecordsToLeader(records []byte, requiredAcks int16, mi
 // transaction markers (Kafka's AppendOrigin.COORDINATOR) instead of a
 // producer's batches.
 func (p *Partition) appendToLeader(records []byte, requiredAcks int16, minInsync int, coordinator bool) (segment.AppendInfo, error) {
+	p.waitSwap()
 	p.st.Lock()
 	if p.st.repl == nil {
 		p.st.Unlock()
