@@ -113,6 +113,8 @@ type Manager struct {
 		// node did not hold yet: Create puts it there (Kafka's
 		// preferredLogDirs).
 		preferred map[segment.TopicPartition]*logDir
+		// closing is set by Close: no move starts any more.
+		closing bool
 		// moveHook is SetMoveHook's function.
 		moveHook func(tp segment.TopicPartition, step MoveStep) bool
 	}
@@ -276,6 +278,9 @@ func (m *Manager) Flush(ctx context.Context) error {
 // that is offline gets no marker: its logs are recovered at the next
 // start, and Close reports it (ErrOffline): that shutdown was not clean.
 func (m *Manager) Close() error {
+	m.mu.Lock()
+	m.mu.closing = true
+	m.mu.Unlock()
 	m.stopMoves()
 	close(m.stop)
 	m.done.Wait()

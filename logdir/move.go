@@ -85,7 +85,6 @@ func (m *Manager) AlterLogDir(tp segment.TopicPartition, dir string) error {
 		if err != nil || mv == nil {
 			return err
 		}
-		m.done.Add(1)
 		go m.runMove(mv)
 		return nil
 	}
@@ -107,6 +106,9 @@ func (m *Manager) dirByAbsPath(path string) *logDir {
 func (m *Manager) beginMove(tp segment.TopicPartition, dst *logDir) (mv, stale *move, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.mu.closing {
+		return nil, nil, fmt.Errorf("alter log dir of %s: %w: closing", tp, ErrOffline)
+	}
 	if cur, ok := m.mu.moves[tp]; ok {
 		if cur.dst == dst {
 			return nil, nil, nil
@@ -136,6 +138,7 @@ func (m *Manager) beginMove(tp segment.TopicPartition, dst *logDir) (mv, stale *
 	mv = &move{tp: tp, id: hex.EncodeToString(id[:]), src: e.dir, dst: dst, topicID: e.TopicID,
 		cancel: make(chan struct{}), done: make(chan struct{}), hook: m.mu.moveHook}
 	m.mu.moves[tp] = mv
+	m.done.Add(1) // under mu: Close, once closing is set, waits for it
 	return mv, nil, nil
 }
 

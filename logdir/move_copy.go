@@ -28,7 +28,9 @@ func catchUp(cur, fut *segment.Log, limit int) (int, error) {
 		if from >= cur.EndOffset() {
 			return read, nil
 		}
-		b, err := cur.ReadBytes(from, limit-read)
+		// From the batch holding cur's start when that is past fut's end
+		// (a start offset inside a batch the future holds from its base).
+		b, err := cur.ReadBytes(max(from, cur.StartOffset()), limit-read)
 		if errors.Is(err, segment.ErrOffsetOutOfRange) {
 			return read, restartFuture(cur, fut) // the start passed from meanwhile
 		}

@@ -74,6 +74,9 @@ func (m *Manager) swap(mv *move) error {
 		m.cfg.OnOffline([]segment.TopicPartition{mv.tp})
 	}
 	closeErr := e.Log.Close()
+	if closeErr != nil {
+		m.cfg.Logger.Warn("closing a moving partition's log", "partition", mv.tp, "err", closeErr)
+	}
 	if err := m.hook(mv, StepSourceClosed); err != nil {
 		mv.future.Load().Close()
 		return err

@@ -376,3 +376,104 @@ func txnBatch(t *testing.T, pid int64, seq int32) []byte {
 	}
 	return b
 }
+
+func producerBatch(t *testing.T, pid int64, seq int32, n int) []byte {
+	t.Helper()
+	bb := record.NewBatchBuilder(record.CompressionNone)
+	bb.SetProducer(pid, 0, seq)
+	for i := 0; i < n; i++ {
+		bb.Append(record.Record{Value: []byte("idempotent")})
+	}
+	b, err := bb.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Kafka: the future log is a replica of the current one: its producer
+// state (the last batches of each idempotent producer, kept in producer
+// snapshots), its log start offset (DeleteRecords) and its offsets move
+// with it. A producer's retry of its last batch after the move is still
+// recognised, before and after a restart, and the destination's
+// checkpoint files hold the partition while the source's no longer do.
+func TestMoveKeepsProducerStateStartOffsetAndCheckpoints(t *testing.T) {
+	d1, d2 := t.TempDir(), t.TempDir()
+	var h holder
+	m := openManager(t, []string{d1, d2}, smallSegments, h.watch)
+	pl, err := m.Create(tp("ps", 0), logdir.TopicID{6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, pl.Log, 30)
+	for seq := int32(0); seq < 10; seq += 2 {
+		if _, err := pl.Log.Append(producerBatch(t, 42, seq, 2)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pl.Log.SetStartOffset(13); err != nil {
+		t.Fatal(err)
+	}
+	end := pl.Log.EndOffset()
+	if err := m.AlterLogDir(tp("ps", 0), d2); err != nil {
+		t.Fatal(err)
+	}
+	waitMoved(t, m)
+	moved, _ := m.Get(tp("ps", 0))
+	if moved.Log.StartOffset() != 13 || moved.Log.EndOffset() != end {
+		t.Fatalf("moved log [%d, %d), want [13, %d)", moved.Log.StartOffset(), moved.Log.EndOffset(), end)
+	}
+	checkRetryIsDuplicate(t, moved.Log, end)
+	for dir, want := range map[string]bool{d1: false, d2: true} {
+		for _, name := range []string{segment.RecoveryPointCheckpointFile, segment.LogStartOffsetCheckpointFile} {
+			cp, err := segment.ReadCheckpoint(nil, filepath.Join(dir, name))
+			if _, has := cp[tp("ps", 0)]; err != nil || has != want {
+				t.Errorf("%s in %s: %v (%v), want the partition %v", name, dir, cp, err, want)
+			}
+		}
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := openManager(t, []string{d1, d2}, smallSegments)
+	defer r.Close()
+	again, _ := r.Get(tp("ps", 0))
+	if again.Log.StartOffset() != 13 || filepath.Dir(again.Log.Dir()) != d2 {
+		t.Fatalf("after a restart: start %d in %s", again.Log.StartOffset(), again.Log.Dir())
+	}
+	checkRetryIsDuplicate(t, again.Log, end)
+}
+
+// checkRetryIsDuplicate appends producer 42's last batch again: it must
+// be answered as the duplicate it is.
+func checkRetryIsDuplicate(t *testing.T, l *segment.Log, end int64) {
+	t.Helper()
+	info, err := l.Append(producerBatch(t, 42, 8, 2))
+	if err != nil || !info.Duplicate || info.FirstOffset != end-2 {
+		t.Fatalf("retry of the last batch: %+v %v, want a duplicate at %d", info, err, end-2)
+	}
+}
+
+// Kafka: the checkpoint files of a log dir include the future logs in
+// it (LogManager's logsByDir holds both): a move stopped once its future
+// is complete has the destination's recovery point checkpoint name the
+// partition at the future's end.
+func TestFutureLogInDestinationCheckpoints(t *testing.T) {
+	d1, d2 := t.TempDir(), t.TempDir()
+	m := openManager(t, []string{d1, d2}, smallSegments)
+	pl, err := m.Create(tp("cp", 0), logdir.TopicID{8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, pl.Log, 20)
+	m.SetMoveHook(func(_ segment.TopicPartition, s logdir.MoveStep) bool { return s != logdir.StepFutureComplete })
+	if err := m.AlterLogDir(tp("cp", 0), d2); err != nil {
+		t.Fatal(err)
+	}
+	waitMoved(t, m)
+	cp, err := segment.ReadCheckpoint(nil, filepath.Join(d2, segment.RecoveryPointCheckpointFile))
+	if err != nil || cp[tp("cp", 0)] != 40 {
+		t.Fatalf("destination's recovery points %v (%v), want cp-0 at 40", cp, err)
+	}
+	m.Close()
+}
