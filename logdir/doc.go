@@ -87,9 +87,9 @@
 // alone: the future is complete before the first rename, and its -delete
 // partner carries the same <id>. At Open (settleMoves):
 //
-//   - <tp>.<id>-future beside a <tp> in any dir: the swap had not begun;
-//     the future is removed (Kafka resumes the copy; here the move is
-//     asked for again);
+//   - <tp>.<id>-future while <tp> is in another dir: the swap had not
+//     begun; the move resumes from the future's end when the layer above
+//     calls ResumeMoves, as Kafka resumes its future replicas;
 //   - <tp>.<id>-future with no <tp> and a <tp>.<id>-delete: renamed <tp>;
 //   - <tp>.<id>-future alone (the partition was deleted while moving):
 //     removed;

@@ -113,6 +113,8 @@ type Manager struct {
 		// node did not hold yet: Create puts it there (Kafka's
 		// preferredLogDirs).
 		preferred map[segment.TopicPartition]*logDir
+		// resume are the futures Open found, for ResumeMoves.
+		resume []movedDir
 		// closing is set by Close: no move starts any more.
 		closing bool
 		// moveHook is SetMoveHook's function.

@@ -45,6 +45,7 @@ type move struct {
 	cancel   chan struct{}
 	done     chan struct{}
 	hook     func(segment.TopicPartition, MoveStep) bool // Manager.moveHook when the move began
+	resume   bool                                        // its future dir is on disk from before a restart
 }
 
 func (mv *move) futureName() string { return mv.tp.String() + "." + mv.id + FutureDirSuffix }
@@ -77,7 +78,7 @@ func (m *Manager) AlterLogDir(tp segment.TopicPartition, dir string) error {
 		return fmt.Errorf("alter log dir of %s: %w", tp, dst.offlineErr())
 	}
 	for {
-		mv, stale, err := m.beginMove(tp, dst)
+		mv, stale, err := m.beginMove(tp, dst, "")
 		if stale != nil {
 			m.stopMove(stale)
 			continue // then decide again
@@ -102,8 +103,9 @@ func (m *Manager) dirByAbsPath(path string) *logDir {
 
 // beginMove registers a move of tp to dst. It returns the move to run
 // (nil: nothing to do), or a move to another dir that must be stopped
-// first.
-func (m *Manager) beginMove(tp segment.TopicPartition, dst *logDir) (mv, stale *move, err error) {
+// first. A resumed move names the id of its future dir on disk, a new
+// one "".
+func (m *Manager) beginMove(tp segment.TopicPartition, dst *logDir, resumeID string) (mv, stale *move, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.mu.closing {
@@ -133,9 +135,13 @@ func (m *Manager) beginMove(tp segment.TopicPartition, dst *logDir) (mv, stale *
 			return nil, nil, fmt.Errorf("alter log dir of %s: %w", tp, d.offlineErr())
 		}
 	}
-	var id [16]byte
-	rand.Read(id[:])
-	mv = &move{tp: tp, id: hex.EncodeToString(id[:]), src: e.dir, dst: dst, topicID: e.TopicID,
+	id := resumeID
+	if id == "" {
+		var b [16]byte
+		rand.Read(b[:])
+		id = hex.EncodeToString(b[:])
+	}
+	mv = &move{tp: tp, id: id, resume: resumeID != "", src: e.dir, dst: dst, topicID: e.TopicID,
 		cancel: make(chan struct{}), done: make(chan struct{}), hook: m.mu.moveHook}
 	m.mu.moves[tp] = mv
 	m.done.Add(1) // under mu: Close, once closing is set, waits for it
@@ -238,7 +244,7 @@ func (m *Manager) stopped(mv *move) bool {
 // copyPhase creates the future log and copies the current one into it
 // while it keeps serving, until the future is close to its end.
 func (m *Manager) copyPhase(mv *move) error {
-	fut, err := m.createFuture(mv)
+	fut, err := m.openFuture(mv)
 	if err != nil {
 		return err
 	}
@@ -260,6 +266,59 @@ func (m *Manager) copyPhase(mv *move) error {
 		}
 		if read < moveChunk/2 {
 			return m.hook(mv, StepCopied)
+		}
+	}
+}
+
+// openFuture reopens the future dir of a resumed move, or makes a new
+// one (also when the old one does not open).
+func (m *Manager) openFuture(mv *move) (*segment.Log, error) {
+	if !mv.resume {
+		return m.createFuture(mv)
+	}
+	l, err := m.reopenFuture(mv)
+	if err == nil {
+		return l, nil
+	}
+	m.cfg.Logger.Warn("the future log of a resumed move did not open; copying again", "dir", mv.futurePath(), "err", err)
+	if err := os.RemoveAll(mv.futurePath()); err != nil {
+		return nil, err
+	}
+	return m.createFuture(mv)
+}
+
+// reopenFuture opens a future left by a restart. Its partition.metadata
+// is written again (a crash may have cut it) and the whole log is
+// recovered: nothing of it was acknowledged, so a torn tail is only cut.
+func (m *Manager) reopenFuture(mv *move) (*segment.Log, error) {
+	if err := writePartitionMetadata(mv.dst.fs, mv.futurePath(), mv.topicID); err != nil {
+		return nil, err
+	}
+	return m.openIn(mv.dst, mv.futurePath(), mv.tp.Topic, &segment.ManagedState{RecoveryPoint: 0, LogStartOffset: -1})
+}
+
+// ResumeMoves restarts the moves Open found under way (a -future dir
+// beside the partition's current log in another dir), as Kafka's broker
+// resumes its future replicas: each copy goes on from its future's end.
+// The layer above calls it once it holds the loaded logs, since a move
+// ends by handing it the moved log; until then the -future dirs stay as
+// they are.
+func (m *Manager) ResumeMoves() {
+	m.mu.Lock()
+	pending := m.mu.resume
+	m.mu.resume = nil
+	m.mu.Unlock()
+	for _, f := range pending {
+		mv, stale, err := m.beginMove(f.tp, f.d, f.id)
+		if mv != nil {
+			m.cfg.Logger.Info("resuming the move of a partition to another log dir", "partition", f.tp, "to", f.d.path)
+			go m.runMove(mv)
+			continue
+		}
+		// Another move was asked for meanwhile, or none is possible.
+		m.cfg.Logger.Info("not resuming a move", "dir", filepath.Join(f.d.path, f.name), "stale", stale != nil, "err", err)
+		if err := os.RemoveAll(filepath.Join(f.d.path, f.name)); err != nil {
+			m.cfg.Logger.Warn("removing the future log of a move not resumed", "dir", f.name, "err", err)
 		}
 	}
 }

@@ -51,9 +51,10 @@ type dirListing struct {
 //
 //   - a partition in two log dirs is an error, as in Kafka (an operator
 //     removes one); a move never leaves that;
-//   - <tp>.<id>-future while <tp> exists: the swap had not begun; the
-//     future is removed (Kafka resumes the copy; Varve starts it again
-//     when asked);
+//   - <tp>.<id>-future while <tp> exists in another dir: the swap had
+//     not begun; the move resumes from the future's end once the layer
+//     above calls ResumeMoves, as Kafka resumes it (a second future of
+//     the partition, or one beside <tp> in its own dir, is removed);
 //   - <tp>.<id>-future with no <tp> but <tp>.<id>-delete: the swap was
 //     cut between its two renames, and the future is complete (it is
 //     closed before the first rename): it is renamed <tp>;
@@ -75,8 +76,10 @@ func (m *Manager) settleMoves() error {
 	for _, f := range ls.futures {
 		path := filepath.Join(f.d.path, f.name)
 		switch {
+		case len(ls.current[f.tp]) > 0 && ls.current[f.tp][0] != f.d && !ls.futureTwice(f):
+			m.mu.resume = append(m.mu.resume, f) // before any goroutine: no lock needed
 		case len(ls.current[f.tp]) > 0:
-			m.cfg.Logger.Info("removing the future log of a move that did not reach its swap", "dir", path)
+			m.cfg.Logger.Info("removing the future log of a move that cannot go on", "dir", path)
 			err = os.RemoveAll(path)
 		case ls.deletes[f.tp.String()+"."+f.id]:
 			m.cfg.Logger.Info("completing the swap of a moved partition", "dir", path)
@@ -90,6 +93,17 @@ func (m *Manager) settleMoves() error {
 		}
 	}
 	return nil
+}
+
+// futureTwice says whether the partition of f has another future dir
+// listed before f (only the first is resumed).
+func (ls *dirListing) futureTwice(f movedDir) bool {
+	for _, o := range ls.futures {
+		if o.tp == f.tp {
+			return o != f
+		}
+	}
+	return false
 }
 
 // promoteFuture renames a complete future <tp>, durably.

@@ -137,6 +137,19 @@ func TestAlterLogDirMovesUnderAppends(t *testing.T) {
 	}
 }
 
+// checkCrashedMove checks c-0 after a crash: served, every batch there.
+func checkCrashedMove(t *testing.T, m *logdir.Manager, crashAt, batches int) logdir.PartitionLog {
+	t.Helper()
+	got, ok := m.Get(tp("c", 0))
+	if !ok {
+		t.Fatalf("crash at step %d: partition gone", crashAt)
+	}
+	if n := countBatches(t, got.Log); n != batches {
+		t.Fatalf("crash at step %d: %d batches, want %d", crashAt, n, batches)
+	}
+	return got
+}
+
 // dirNames lists the entries of dir whose names start with prefix.
 func dirNames(t *testing.T, dir, prefix string) []string {
 	t.Helper()
@@ -208,12 +221,12 @@ func TestAlterLogDirOfflineDir(t *testing.T) {
 	}
 }
 
-// Kafka: LogManager.replaceCurrentWithFutureLog and the load of
-// -future and -delete directories. A move stopped after each of its
-// steps, then the manager reopened, leaves exactly one copy of the
-// partition, with every acknowledged batch: in the source until the
-// source is renamed -delete, in the destination from then on, and no
-// -future or -delete directory.
+// Kafka: LogManager.replaceCurrentWithFutureLog, the load of -future
+// and -delete directories, and the broker resuming its future replicas.
+// A move stopped after each of its steps, then the manager reopened,
+// leaves exactly one copy of the partition with every acknowledged
+// batch: in the source until the source is renamed -delete, in the
+// destination from then on; ResumeMoves then finishes the move.
 func TestMoveStoppedAtEachStepReopens(t *testing.T) {
 	const batches = 60
 	for step := logdir.StepFutureCreated; step <= logdir.StepSwapped; step++ {
@@ -232,29 +245,36 @@ func TestMoveStoppedAtEachStepReopens(t *testing.T) {
 		m.Close()
 
 		r := openManager(t, []string{d1, d2}, smallSegments)
-		got, ok := r.Get(tp("k", 0))
-		if !ok {
-			t.Fatalf("stopped after step %d: partition gone", step)
-		}
 		want := d1
 		if step >= logdir.StepSourceRenamed {
 			want = d2
 		}
-		if filepath.Dir(got.Log.Dir()) != want {
-			t.Errorf("stopped after step %d: partition in %s, want %s", step, got.Log.Dir(), want)
-		}
-		if n := countBatches(t, got.Log); n != batches || got.Log.EndOffset() != 2*batches {
-			t.Errorf("stopped after step %d: %d batches ending at %d", step, n, got.Log.EndOffset())
-		}
-		if got.TopicID != (logdir.TopicID{9}) {
-			t.Errorf("stopped after step %d: topic id %v", step, got.TopicID)
-		}
-		for _, d := range []string{d1, d2} {
-			if left := dirNames(t, d, "k-0."); len(left) > 0 {
-				t.Errorf("stopped after step %d: %v left in %s", step, left, d)
-			}
-		}
+		checkOneCopy(t, r, step, want, batches)
+		r.ResumeMoves()
+		waitMoved(t, r)
+		checkOneCopy(t, r, step, d2, batches)
+		eventually(t, "no dir of the move left", func() bool {
+			return len(dirNames(t, d1, "k-0"))+len(dirNames(t, d2, "k-0")) == 1
+		})
 		r.Close()
+	}
+}
+
+// checkOneCopy checks that k-0 is served from dir want with every batch.
+func checkOneCopy(t *testing.T, m *logdir.Manager, step logdir.MoveStep, want string, batches int) {
+	t.Helper()
+	got, ok := m.Get(tp("k", 0))
+	if !ok {
+		t.Fatalf("stopped after step %d: partition gone", step)
+	}
+	if filepath.Dir(got.Log.Dir()) != want {
+		t.Errorf("stopped after step %d: partition in %s, want %s", step, got.Log.Dir(), want)
+	}
+	if n := countBatches(t, got.Log); n != batches || got.Log.EndOffset() != int64(2*batches) {
+		t.Errorf("stopped after step %d: %d batches ending at %d", step, n, got.Log.EndOffset())
+	}
+	if got.TopicID != (logdir.TopicID{9}) {
+		t.Errorf("stopped after step %d: topic id %v", step, got.TopicID)
 	}
 }
 
@@ -276,8 +296,9 @@ func TestPartitionInTwoDirsRefused(t *testing.T) {
 
 // A crash at every file operation of a move (each write, fsync, rename
 // and removal, a write cut in half, then everything not fsynced lost)
-// leaves, after a restart, exactly one copy of the partition holding
-// every acknowledged batch.
+// leaves, after a restart, the partition served with every acknowledged
+// batch, before and after the move resumes, and one directory of it in
+// the end.
 func TestMoveCrashAtEveryStep(t *testing.T) {
 	const batches = 12
 	for crashAt := 0; ; crashAt++ {
@@ -306,17 +327,13 @@ func TestMoveCrashAtEveryStep(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := openManager(t, []string{d1, d2}, smallSegments)
-		got, ok := r.Get(tp("c", 0))
-		if !ok {
-			t.Fatalf("crash at step %d: partition gone", crashAt)
-		}
-		if n := countBatches(t, got.Log); n != batches {
-			t.Fatalf("crash at step %d: %d batches, want %d", crashAt, n, batches)
-		}
-		copies := len(dirNames(t, d1, "c-0")) + len(dirNames(t, d2, "c-0"))
-		if copies != 1 {
-			t.Fatalf("crash at step %d: %d directories of c-0 left", crashAt, copies)
-		}
+		checkCrashedMove(t, r, crashAt, batches)
+		r.ResumeMoves()
+		waitMoved(t, r)
+		got := checkCrashedMove(t, r, crashAt, batches)
+		eventually(t, "one directory of c-0", func() bool {
+			return len(dirNames(t, d1, "c-0"))+len(dirNames(t, d2, "c-0")) == 1
+		})
 		r.Close()
 		if completed {
 			if filepath.Dir(got.Log.Dir()) != d2 {

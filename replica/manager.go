@@ -65,6 +65,7 @@ func OpenReplicated(cfg logdir.Config, rc ManagerConfig) (*Manager, error) {
 	}
 	m.logs = ld
 	m.addLoaded(ld.Logs())
+	ld.ResumeMoves() // they end by handing over logs the partitions now hold
 	return m, nil
 }
 
