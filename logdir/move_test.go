@@ -494,3 +494,54 @@ func TestFutureLogInDestinationCheckpoints(t *testing.T) {
 	}
 	m.Close()
 }
+
+// Kafka: alterReplicaLogDirs to another directory while a move runs
+// removes the first future replica and starts a new one
+// (futureReplicaDirChanged); deleting the partition stops the move and
+// removes its future as well.
+func TestMoveCancelledByAnotherDirAndByDelete(t *testing.T) {
+	d1, d2, d3 := t.TempDir(), t.TempDir(), t.TempDir()
+	m := openManager(t, []string{d1, d2, d3}, smallSegments)
+	defer m.Close()
+	pl, err := m.Create(tp("x", 0), logdir.TopicID{3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, pl.Log, 20)
+	held, release := make(chan struct{}, 2), make(chan struct{})
+	m.SetMoveHook(func(_ segment.TopicPartition, s logdir.MoveStep) bool {
+		if s == logdir.StepFutureCreated {
+			held <- struct{}{}
+			<-release
+		}
+		return true
+	})
+	if err := m.AlterLogDir(tp("x", 0), d2); err != nil {
+		t.Fatal(err)
+	}
+	<-held
+	redirected := make(chan error, 1)
+	go func() { redirected <- m.AlterLogDir(tp("x", 0), d3) }()
+	time.Sleep(200 * time.Millisecond) // the caller is waiting for the move to end
+	release <- struct{}{}              // the first move sees its cancellation
+	if err := <-redirected; err != nil {
+		t.Fatal(err)
+	}
+	if left := dirNames(t, d2, "x-0"); len(left) > 0 {
+		t.Fatalf("the cancelled move left %v", left)
+	}
+	<-held // the second move, to d3
+	deleted := make(chan error, 1)
+	go func() { deleted <- m.Delete(tp("x", 0)) }()
+	time.Sleep(200 * time.Millisecond) // the caller is waiting for the move to end
+	close(release)
+	if err := <-deleted; err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "every dir of x-0 removed", func() bool {
+		return len(dirNames(t, d1, "x-0"))+len(dirNames(t, d2, "x-0"))+len(dirNames(t, d3, "x-0")) == 0
+	})
+	if _, ok := m.Get(tp("x", 0)); ok || len(m.Futures()) != 0 {
+		t.Fatalf("after the delete: futures %v", m.Futures())
+	}
+}
