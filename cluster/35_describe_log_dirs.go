@@ -5,8 +5,11 @@ package cluster
 // Every configured log directory of this node, by its absolute path:
 // each partition replica it holds (all of them when Topics is null, else
 // the partitions named), with the size of its segments, its offset lag
-// (0: a current replica's lag is max(high watermark - log end offset,
-// 0), and Varve keeps no future replicas) and IsFuture false; v4 adds
+// and IsFuture: a current replica's lag is max(high watermark - log end
+// offset, 0), which is 0 here; a future replica (the copy of a move to
+// this directory, AlterReplicaLogDirs) has IsFuture true and lags by the
+// current replica's log end offset less its own (-1 while the current
+// one is offline), as Kafka's ReplicaManager.getLogEndOffsetLag; v4 adds
 // the volume's total and usable bytes. An offline directory answers
 // KAFKA_STORAGE_ERROR with no partitions and -1 for both byte counts,
 // as Kafka's ReplicaManager.describeLogDirs does. kafka-reassign-
@@ -16,6 +19,7 @@ package cluster
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -23,6 +27,7 @@ import (
 
 	"github.com/varve/varve/acl"
 	vnet "github.com/varve/varve/net"
+	"github.com/varve/varve/segment"
 )
 
 func init() {
@@ -65,34 +70,68 @@ func serveDescribeLogDirs(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(
 }
 
 // logDirTopics are the replicas in log directory dir that req asks for,
-// grouped by topic in name order.
+// grouped by topic in name order, the current replica of a partition
+// before its future one.
 func (b *Broker) logDirTopics(dir string, req *kmsg.DescribeLogDirsRequest) []kmsg.DescribeLogDirsResponseDirTopic {
+	var out []kmsg.DescribeLogDirsResponseDirTopic
+	for _, r := range b.replicasIn(dir) {
+		if !wantedPartition(req, r.tp.Topic, r.tp.Partition) {
+			continue
+		}
+		if len(out) == 0 || out[len(out)-1].Topic != r.tp.Topic {
+			t := kmsg.NewDescribeLogDirsResponseDirTopic()
+			t.Topic = r.tp.Topic
+			out = append(out, t)
+		}
+		rp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
+		rp.Partition, rp.Size, rp.OffsetLag, rp.IsFuture = r.tp.Partition, r.size, r.lag, r.future
+		t := &out[len(out)-1]
+		t.Partitions = append(t.Partitions, rp)
+	}
+	return out
+}
+
+// dirReplica is one replica DescribeLogDirs reports.
+type dirReplica struct {
+	tp     segment.TopicPartition
+	size   int64
+	lag    int64
+	future bool
+}
+
+// replicasIn lists the current and future replicas in log dir dir,
+// sorted by partition, current first.
+func (b *Broker) replicasIn(dir string) []dirReplica {
 	sizes := map[string]int64{}
 	for _, l := range b.parts.Logs() {
 		sizes[absDir(l.Dir())] = l.Size()
 	}
-	var out []kmsg.DescribeLogDirsResponseDirTopic
+	var out []dirReplica
 	for _, p := range b.parts.Partitions() {
-		if !wantedPartition(req, p.TP.Topic, p.TP.Partition) {
-			continue
-		}
 		pdir := b.parts.Dir(p.TP)
 		if pdir == "" {
 			continue
 		}
-		if pdir = absDir(pdir); filepath.Dir(pdir) != dir {
+		if pdir = absDir(pdir); filepath.Dir(pdir) == dir {
+			out = append(out, dirReplica{tp: p.TP, size: sizes[pdir]})
+		}
+	}
+	for _, f := range b.parts.LogDirs().Futures() {
+		if absDir(f.LogDir) != dir {
 			continue
 		}
-		if len(out) == 0 || out[len(out)-1].Topic != p.TP.Topic {
-			t := kmsg.NewDescribeLogDirsResponseDirTopic()
-			t.Topic = p.TP.Topic
-			out = append(out, t)
+		lag := int64(-1) // Kafka's INVALID_OFFSET_LAG: no current replica online
+		if p, ok := b.parts.Partition(f.TP); ok && p.Online() {
+			lag = p.EndOffset() - f.EndOffset
 		}
-		rp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
-		rp.Partition, rp.Size = p.TP.Partition, sizes[pdir]
-		t := &out[len(out)-1]
-		t.Partitions = append(t.Partitions, rp)
+		out = append(out, dirReplica{tp: f.TP, size: f.Size, lag: lag, future: true})
 	}
+	slices.SortStableFunc(out, func(a, b dirReplica) int {
+		if c := strings.Compare(a.tp.Topic, b.tp.Topic); c != 0 {
+			return c
+		}
+		return int(a.tp.Partition) - int(b.tp.Partition)
+	})
 	return out
 }
 

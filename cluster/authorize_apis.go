@@ -48,6 +48,7 @@ package cluster
 //	ListTransactions          only the TransactionalIds the principal may describe
 //	DescribeProducers         Read on each topic
 //	DescribeLogDirs           Describe on the cluster (no directory otherwise)
+//	AlterReplicaLogDirs       Alter on the cluster (every partition refused)
 //	ElectLeaders, AlterPartitionReassignments
 //	                          Alter on the cluster
 //	ListPartitionReassignments, DescribeQuorum

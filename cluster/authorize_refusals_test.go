@@ -110,6 +110,18 @@ func TestACLRefusalsPerAPI(t *testing.T) {
 			func(r kmsg.Response) int16 { return r.(*kmsg.ElectLeadersResponse).ErrorCode }, cac},
 		{"DescribeLogDirs", func() kmsg.Request { return kmsg.NewPtrDescribeLogDirsRequest() },
 			func(r kmsg.Response) int16 { return r.(*kmsg.DescribeLogDirsResponse).ErrorCode }, cac},
+		{"AlterReplicaLogDirs", func() kmsg.Request {
+			r := kmsg.NewPtrAlterReplicaLogDirsRequest()
+			d := kmsg.NewAlterReplicaLogDirsRequestDir()
+			d.Dir = "/nowhere"
+			dt := kmsg.NewAlterReplicaLogDirsRequestDirTopic()
+			dt.Topic, dt.Partitions = "t", []int32{0}
+			d.Topics = append(d.Topics, dt)
+			r.Dirs = append(r.Dirs, d)
+			return r
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.AlterReplicaLogDirsResponse).Topics[0].Partitions[0].ErrorCode
+		}, cac},
 		{"DescribeAcls", func() kmsg.Request {
 			r := kmsg.NewPtrDescribeACLsRequest()
 			r.ResourceType, r.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"github.com/varve/varve/logdir"
 	"github.com/varve/varve/metadata"
 	"github.com/varve/varve/replica"
 )
@@ -75,3 +76,6 @@ func (b *Broker) Count(name string) float64 {
 
 // MetadataImage is the broker's current metadata image.
 func (b *Broker) MetadataImage() *metadata.Image { return b.meta.image() }
+
+// LogDirs is the log manager under the broker's partitions.
+func (b *Broker) LogDirs() *logdir.Manager { return b.parts.LogDirs() }

@@ -63,7 +63,10 @@ func (m *Manager) writeCheckpoints(name string, value checkpointValue) error {
 	return err
 }
 
-// writeCheckpoint writes one checkpoint file of d, atomically.
+// writeCheckpoint writes one checkpoint file of d, atomically. The
+// future logs of moves into d are in it under their partition's name, as
+// in Kafka: the next start applies them to the partition's directory
+// once the move's swap renamed the future.
 func (m *Manager) writeCheckpoint(d *logDir, name string, value checkpointValue) error {
 	entries := map[segment.TopicPartition]int64{}
 	for tp, e := range *m.logs.Load() {
@@ -74,7 +77,27 @@ func (m *Manager) writeCheckpoint(d *logDir, name string, value checkpointValue)
 			entries[tp] = v
 		}
 	}
+	for _, e := range m.futuresIn(d) {
+		if v, ok := value(e); ok {
+			entries[e.TP] = v
+		}
+	}
+	m.cpMu.Lock()
+	defer m.cpMu.Unlock()
 	return segment.WriteCheckpoint(d.fs, filepath.Join(d.path, name), entries)
+}
+
+// futuresIn are the future logs being moved into d, as entries.
+func (m *Manager) futuresIn(d *logDir) []*entry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*entry
+	for tp, mv := range m.mu.moves {
+		if l := mv.future.Load(); l != nil && mv.dst == d {
+			out = append(out, &entry{PartitionLog: PartitionLog{TP: tp, TopicID: mv.topicID, Log: l}, dir: d})
+		}
+	}
+	return out
 }
 
 // writeDirCheckpoints writes the three checkpoint files of d, in the

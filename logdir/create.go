@@ -60,6 +60,9 @@ func (m *Manager) beginCreate(tp segment.TopicPartition) (*creation, bool, error
 		}
 	}
 	d := m.leastLoadedDirLocked()
+	if pref, ok := m.mu.preferred[tp]; ok && !pref.isOffline() {
+		d = pref
+	}
 	if d == nil {
 		return nil, false, fmt.Errorf("create %s: %w: every log dir is offline", tp, ErrOffline)
 	}
@@ -75,6 +78,7 @@ func (m *Manager) finishCreate(tp segment.TopicPartition, c *creation, e *entry)
 	defer m.mu.Unlock()
 	if e != nil {
 		m.publishLocked(func(lm logMap) { lm[tp] = e })
+		delete(m.mu.preferred, tp) // satisfied, as Kafka's getOrCreateLog
 	}
 	delete(m.mu.creating, tp)
 	close(c.done)
@@ -121,6 +125,7 @@ func (m *Manager) leastLoadedDirLocked() *logDir {
 // partition whose dir is offline is deleted the same way when the dir
 // allows it.
 func (m *Manager) Delete(tp segment.TopicPartition) error {
+	m.stopMoveOf(tp) // a move in its swap finishes first
 	d, l, ok := m.unpublish(tp)
 	if !ok {
 		return fmt.Errorf("%s: %w", tp, ErrUnknownPartition)

@@ -13,7 +13,9 @@
 //	                                     replica.high.watermark.checkpoint.interval.ms and at shutdown
 //	.kafka_cleanshutdown                 written last at a clean shutdown with the broker epoch
 //	                                     (Config.BrokerEpoch), deleted at start
-//	<topic>-<partition>.<id>-delete/     a deleted partition, removed in the background
+//	<topic>-<partition>.<id>-delete/     a deleted partition, or the old copy of a moved one,
+//	                                     removed in the background
+//	<topic>-<partition>.<id>-future/     the copy of a partition moving into this dir (AlterLogDir)
 //
 // All are Kafka's formats (see package segment for the checkpoint
 // format), so a Kafka broker can read the directory and Varve can read
@@ -23,7 +25,9 @@
 //
 // # Start and shutdown
 //
-// Open, for every directory at once:
+// Open first settles what a move cut by a crash left, looking at every
+// directory together (settleMoves, below; a partition in two directories
+// stops Open), then, for every directory at once:
 //
 //  1. read the clean-shutdown marker and delete it (durably) at once, so
 //     that a crash while loading counts as unclean (KAFKA-10471); its
@@ -54,6 +58,49 @@
 // from their recovery points (recovery runs) and hands them to
 // Config.OnOnline. Other directories are not affected.
 //
+// # Moving a partition between log dirs (Kafka's future replica)
+//
+// AlterLogDir(tp, dir) (AlterReplicaLogDirs, KIP-113) moves a partition
+// to another of the node's log dirs while it keeps serving. One
+// goroutine per move:
+//
+//  1. makes <topic>-<partition>.<id>-future in the destination, with the
+//     partition's partition.metadata, and an empty log in it;
+//  2. copies the current log into it with AppendReplicated (batches
+//     verbatim: offsets, epochs, timestamps, producer state, aborted
+//     transactions), following retention, DeleteRecords and a follower's
+//     truncation of the current log, until a pass copies little;
+//  3. swaps (swap in move_swap.go): OnMoving tells the layer above,
+//     whose appends wait; the current log is closed, reopened and its
+//     last records copied; the future takes its start offset and
+//     leader-epoch-checkpoint and is closed; the destination's
+//     checkpoints are written naming it; <tp> is renamed
+//     <tp>.<id>-delete in the source and <tp>.<id>-future renamed <tp>
+//     in the destination, each rename fsynced; the moved log is opened,
+//     published and handed to OnMoved; the -delete dir is removed in the
+//     background.
+//
+// While a move runs, Futures reports it (DescribeLogDirs' IsFuture), and
+// the checkpoint files of the destination include the future under the
+// partition's name, as Kafka's do. A move to another dir, Delete and
+// Close cancel it before its swap; a swap, once begun, finishes first.
+//
+// Kafka renames the future first and the source second; Varve renames
+// the source first, so that no instant has two directories named <tp>,
+// and the next start settles a swap cut between the renames by names
+// alone: the future is complete before the first rename, and its -delete
+// partner carries the same <id>. At Open (settleMoves):
+//
+//   - <tp>.<id>-future while <tp> is in another dir: the swap had not
+//     begun; the move resumes from the future's end when the layer above
+//     calls ResumeMoves, as Kafka resumes its future replicas;
+//   - <tp>.<id>-future with no <tp> and a <tp>.<id>-delete: renamed <tp>;
+//   - <tp>.<id>-future alone (the partition was deleted while moving):
+//     removed;
+//   - *-delete: removed;
+//   - <tp> in two dirs, which no move leaves: Open fails naming both,
+//     as Kafka's loadLog does.
+//
 // # Concurrency
 //
 // A Manager is safe for concurrent use. The published logs are an
@@ -66,6 +113,6 @@
 //
 // Goroutines, all ended by Close: the checkpoint loop; the probe loop
 // (closes and reopens the logs of offline directories); one remover per
-// deleted partition directory. Open runs the recovery goroutines and
+// deleted partition directory; one per move (its copy and swap). Open runs the recovery goroutines and
 // waits for them.
 package logdir

@@ -69,6 +69,15 @@ type Config struct {
 	// clean-shutdown marker at Close; nil (or a negative epoch) writes
 	// -1, no epoch.
 	BrokerEpoch func() int64
+	// OnMoving is told that a partition's log is about to be closed and
+	// swapped for its copy in another log dir (AlterLogDir); OnMoved, or
+	// OnOffline if the swap fails and the log cannot be reopened, ends
+	// it. Nil falls back to OnOffline.
+	OnMoving func(tp segment.TopicPartition)
+	// OnMoved is given a partition's log after a move to another log
+	// dir swapped it in, or after a move that gave up reopened the
+	// current one. Nil falls back to OnOnline.
+	OnMoved func(pl PartitionLog)
 }
 
 // PartitionLog is a partition's log as the manager holds it.
@@ -102,7 +111,23 @@ type Manager struct {
 	mu struct {
 		sync.Mutex
 		creating map[segment.TopicPartition]*creation
+		// moves are the partitions being moved to another log dir.
+		moves map[segment.TopicPartition]*move
+		// preferred is the log dir AlterLogDir named for a partition the
+		// node did not hold yet: Create puts it there (Kafka's
+		// preferredLogDirs).
+		preferred map[segment.TopicPartition]*logDir
+		// resume are the futures Open found, for ResumeMoves.
+		resume []movedDir
+		// closing is set by Close: no move starts any more.
+		closing bool
+		// moveHook is SetMoveHook's function.
+		moveHook func(tp segment.TopicPartition, step MoveStep) bool
 	}
+
+	// cpMu serialises the writing of checkpoint files (the loop, Flush,
+	// a move's swap and Close write them).
+	cpMu sync.Mutex
 
 	probeWake chan struct{} // buffered 1: a directory just failed
 	stop      chan struct{}
@@ -148,11 +173,16 @@ func Open(cfg Config) (*Manager, error) {
 	}
 	m := &Manager{cfg: cfg, stop: make(chan struct{}), probeWake: make(chan struct{}, 1)}
 	m.mu.creating = map[segment.TopicPartition]*creation{}
+	m.mu.moves = map[segment.TopicPartition]*move{}
+	m.mu.preferred = map[segment.TopicPartition]*logDir{}
 	for _, d := range cfg.LogDirs {
 		m.dirs = append(m.dirs, newLogDir(d, m))
 	}
 	empty := logMap{}
 	m.logs.Store(&empty)
+	if err := m.settleMoves(); err != nil {
+		return nil, err
+	}
 	loaded, err := m.loadDirs()
 	if err != nil {
 		for _, e := range loaded {
@@ -254,6 +284,10 @@ func (m *Manager) Flush(ctx context.Context) error {
 // that is offline gets no marker: its logs are recovered at the next
 // start, and Close reports it (ErrOffline): that shutdown was not clean.
 func (m *Manager) Close() error {
+	m.mu.Lock()
+	m.mu.closing = true
+	m.mu.Unlock()
+	m.stopMoves()
 	close(m.stop)
 	m.done.Wait()
 	var err error

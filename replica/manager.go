@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -56,12 +57,15 @@ func OpenReplicated(cfg logdir.Config, rc ManagerConfig) (*Manager, error) {
 	cfg.HighWatermark = m.highWatermark
 	cfg.OnOffline = m.logsOffline
 	cfg.OnOnline = m.logsOnline
+	cfg.OnMoving = m.logMoving
+	cfg.OnMoved = m.logMoved
 	ld, err := logdir.Open(cfg)
 	if err != nil {
 		return nil, err
 	}
 	m.logs = ld
 	m.addLoaded(ld.Logs())
+	ld.ResumeMoves() // they end by handing over logs the partitions now hold
 	return m, nil
 }
 
@@ -104,6 +108,29 @@ func (m *Manager) logsOnline(logs []logdir.PartitionLog) {
 		}
 	}
 }
+
+// logMoving takes a partition's log away while it is swapped for its
+// copy in another log dir; its appends wait for logMoved.
+func (m *Manager) logMoving(tp segment.TopicPartition) {
+	if p, ok := (*m.parts.Load())[tp]; ok {
+		p.beginSwap()
+	}
+}
+
+// logMoved gives a partition the log a move to another log dir left
+// (AlterReplicaLogDirs), with its leader-epoch-checkpoint there.
+func (m *Manager) logMoved(pl logdir.PartitionLog) {
+	p, ok := (*m.parts.Load())[pl.TP]
+	if !ok {
+		return
+	}
+	p.moveEpochStore(epochFile{fs: m.fs, path: filepath.Join(pl.Log.Dir(), LeaderEpochCheckpointFile)})
+	p.setLog(pl.Log, p.HighWatermark())
+}
+
+// LogDirs is the log manager under the partitions: AlterReplicaLogDirs
+// moves their logs between log dirs with it.
+func (m *Manager) LogDirs() *logdir.Manager { return m.logs }
 
 // addLoaded makes a Partition of every log loaded at start. A single
 // replica's log is committed up to its end, so a log without a

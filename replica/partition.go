@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/varve/varve/logdir"
 	"github.com/varve/varve/pagecache"
@@ -72,6 +73,9 @@ type Partition struct {
 
 	mu     sync.Mutex
 	notify chan struct{} // made by Wait, closed by the next event
+	// swapped is closed when the swap of the partition's log for its
+	// copy in another log dir ends (nil: none under way). REQUIRES mu.
+	swapped chan struct{}
 
 	st   replicated
 	now  func() int64 // milliseconds, the state machine's clock
@@ -89,7 +93,9 @@ func NewPartition(tp segment.TopicPartition, id TopicID, l Log, hw int64) *Parti
 }
 
 // setLog installs l (nil: offline), clamping the high watermark to it.
+// It ends a swap under way: appends waiting for it go on.
 func (p *Partition) setLog(l Log, hw int64) {
+	defer p.endSwap()
 	if l == nil {
 		p.log.Store(nil)
 		p.wake()
@@ -103,6 +109,48 @@ func (p *Partition) setLog(l Log, hw int64) {
 	p.st.Unlock()
 	p.log.Store(&logRef{l})
 	p.wake()
+}
+
+// maxSwapWait bounds how long an append waits for a log swap.
+const maxSwapWait = 5 * time.Second
+
+// beginSwap takes the log away while the log manager swaps it for its
+// copy in another log dir (AlterReplicaLogDirs): appends wait for the
+// swap (Kafka's hold the partition's lock that
+// replaceCurrentWithFutureLog takes), reads answer
+// KAFKA_STORAGE_ERROR meanwhile. setLog ends it.
+func (p *Partition) beginSwap() {
+	p.mu.Lock()
+	if p.swapped == nil {
+		p.swapped = make(chan struct{})
+	}
+	p.mu.Unlock()
+	p.log.Store(nil)
+}
+
+func (p *Partition) endSwap() {
+	p.mu.Lock()
+	if p.swapped != nil {
+		close(p.swapped)
+		p.swapped = nil
+	}
+	p.mu.Unlock()
+}
+
+// waitSwap waits, at most maxSwapWait, for a log swap under way.
+func (p *Partition) waitSwap() {
+	p.mu.Lock()
+	ch := p.swapped
+	p.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	t := time.NewTimer(maxSwapWait)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	}
 }
 
 // current returns the partition's log, or ErrOffline (Kafka's

@@ -104,6 +104,22 @@ func (p *Partition) Configure(o PartitionOptions) {
 	p.kick = o.AlterReady
 }
 
+// moveEpochStore points the epoch cache's checkpoint at s (the log
+// moved to another log dir) and writes the cache there now, so that a
+// checkpoint the move copied before a last epoch change is not stale.
+func (p *Partition) moveEpochStore(s EpochStore) {
+	p.st.Lock()
+	defer p.st.Unlock()
+	p.st.store = s
+	if p.st.repl == nil {
+		return
+	}
+	c := p.st.repl.EpochCache()
+	if s.Store(c.MarshalCheckpoint()) == nil {
+		p.st.storedGen = c.Generation()
+	}
+}
+
 // replicationLocked returns the partition's state machine over l,
 // making it at the first decision. REQUIRES p.st.
 func (p *Partition) replicationLocked(l Log) *Replication {
@@ -235,6 +251,7 @@ func (p *Partition) AppendRecordsToLeader(records []byte, requiredAcks int16, mi
 // transaction markers (Kafka's AppendOrigin.COORDINATOR) instead of a
 // producer's batches.
 func (p *Partition) appendToLeader(records []byte, requiredAcks int16, minInsync int, coordinator bool) (segment.AppendInfo, error) {
+	p.waitSwap()
 	p.st.Lock()
 	if p.st.repl == nil {
 		p.st.Unlock()
