@@ -30,7 +30,7 @@ import (
 // answers CONCURRENT_TRANSACTIONS; the waiting is here.
 
 // txnHoldMax bounds how long a request is held.
-const txnHoldMax = 5 * time.Second
+var txnHoldMax = 5 * time.Second // a variable for tests
 
 // txnWaiters are the held requests, by transactional id.
 type txnWaiters struct {
