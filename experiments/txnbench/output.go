@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -117,15 +118,18 @@ func writeProduceTable(b *strings.Builder, cs []cell) {
 }
 
 func writeVersusTable(b *strings.Builder, cfg config, rs []runResult) {
-	if len(cfg.systems) < 2 {
-		return
+	for _, pair := range [][2]string{{sysVarve, sysKafka}, {sysVarve, sysVarveBase}} {
+		if !slices.Contains(cfg.systems, pair[0]) || !slices.Contains(cfg.systems, pair[1]) {
+			continue
+		}
+		fmt.Fprintf(b, "## %s / %s (records/s, median of per-repetition ratios)\n\n", pair[0], pair[1])
+		b.WriteString("| records per txn | txn | plain |\n|---:|---:|---:|\n")
+		for _, n := range cfg.cases {
+			fmt.Fprintf(b, "| %d | %s | %s |\n", n, ratio(versusOf(rs, n, modeTxn, pair[0], pair[1])),
+				ratio(versusOf(rs, n, modePlain, pair[0], pair[1])))
+		}
+		b.WriteString("\n")
 	}
-	b.WriteString("## Varve / Kafka (records/s, median of per-repetition ratios)\n\n")
-	b.WriteString("| records per txn | txn | plain |\n|---:|---:|---:|\n")
-	for _, n := range cfg.cases {
-		fmt.Fprintf(b, "| %d | %s | %s |\n", n, ratio(versus(rs, n, modeTxn)), ratio(versus(rs, n, modePlain)))
-	}
-	b.WriteString("\n")
 }
 
 func writeReadsTable(b *strings.Builder, reads []readOutcome) {
