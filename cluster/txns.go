@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -42,10 +41,9 @@ type txnCoordinator struct {
 
 	create sync.Mutex // serialises creating __transaction_state
 
-	target atomic.Int64 // unix nanos the timer goroutine sleeps until; 0: none
-	wake   chan struct{}
-	stop   chan struct{}
-	done   sync.WaitGroup
+	timer *coordinatorTimer // coordinator_timer.go
+	stop  chan struct{}
+	done  sync.WaitGroup
 }
 
 // txnShard is one partition's coordinator and the mutex serialising
@@ -60,7 +58,7 @@ func (b *Broker) newTxnCoordinator() *txnCoordinator {
 	if t, ok := b.meta.image().Topic(txn.Topic); ok {
 		n = len(t.Partitions) // the topic as it exists decides where ids live
 	}
-	tc := &txnCoordinator{b: b, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	tc := &txnCoordinator{b: b, timer: newCoordinatorTimer(), stop: make(chan struct{})}
 	tc.markers = brokerMarkerWriter{b: b}
 	tc.verifier = newTxnVerifier(b.sendVerify, b.cfg.ReplicaSocketTimeoutMs.Duration())
 	tc.adder = newTxnVerifier(b.sendVerify, b.cfg.ReplicaSocketTimeoutMs.Duration())
@@ -312,36 +310,14 @@ func (tc *txnCoordinator) kick(s *txnShard) {
 	var next time.Time
 	var ok bool
 	s.do(func(c *txn.Coordinator) { next, ok = c.NextDeadline() })
-	if t := tc.target.Load(); ok && (t == 0 || next.UnixNano() < t) {
-		select {
-		case tc.wake <- struct{}{}:
-		default:
-		}
-	}
+	tc.timer.kick(next, ok)
 }
 
-// timerLoop sleeps until the earliest deadline of any partition, then
-// ticks the partitions that are due (as groupCoordinator.timerLoop).
+// timerLoop ticks the partitions as their deadlines come (as
+// groupCoordinator.timerLoop).
 func (tc *txnCoordinator) timerLoop() {
 	defer tc.done.Done()
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for {
-		tc.target.Store(0)
-		next := tc.tickDue(time.Now())
-		wait := time.Hour
-		if !next.IsZero() {
-			wait = max(time.Until(next), 0)
-		}
-		tc.target.Store(time.Now().Add(wait).UnixNano())
-		timer.Reset(wait)
-		select {
-		case <-tc.stop:
-			return
-		case <-tc.wake:
-		case <-timer.C:
-		}
-	}
+	tc.timer.loop(tc.stop, tc.tickDue)
 }
 
 // tickDue ticks every partition with a deadline at or before now and

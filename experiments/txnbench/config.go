@@ -47,6 +47,7 @@ type config struct {
 	cacheDir     string
 	varveBin     string
 	baseRev      string // git revision the varve-base system is built from
+	clientTV1    bool   // the client capped at transaction version 1's requests
 	keep         bool
 }
 
@@ -69,6 +70,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.cacheDir, "cache", kafkadist.DefaultCacheDir(), "where the assembled Kafka is kept between runs")
 	fs.StringVar(&c.varveBin, "varve-bin", "", "a varve binary to run (default: build ./cmd/varve)")
 	fs.StringVar(&c.baseRev, "base-rev", "", "git revision to build the varve-base system from (e.g. main, or a commit)")
+	fs.BoolVar(&c.clientTV1, "client-tv1", false, "cap the client at transaction version 1 (no KIP-890 part 2, even where the cluster offers it)")
 	fs.BoolVar(&c.keep, "keep", false, "keep the servers' directories (logs, data) after the run")
 	if err := fs.Parse(args); err != nil {
 		return c, err

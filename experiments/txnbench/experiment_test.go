@@ -34,6 +34,9 @@ func TestFlagsDefaultsQuickAndErrors(t *testing.T) {
 		!slices.Equal(b.systems, []string{sysVarveBase, sysVarve}) || b.baseRev != "main" {
 		t.Errorf("-systems varve-base,varve -base-rev main: %+v %v", b, err)
 	}
+	if c, _ := parseFlags([]string{"-client-tv1"}); !c.clientTV1 {
+		t.Errorf("-client-tv1 not set")
+	}
 	if q, _ := parseFlags([]string{"-quick", "-reps", "2"}); q.reps != 2 {
 		t.Errorf("-reps given with -quick: %d, want 2", q.reps)
 	}

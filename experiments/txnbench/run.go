@@ -225,7 +225,7 @@ const primeTopic = "prime"
 // coordinator, and a JVM compiles its hot paths, before any timed run.
 func prime(ctx context.Context, sv *server, cfg config) error {
 	var next uint64
-	p, err := newProducer(sv.addr, primeTopic, modeTxn, cfg.recordSize, &next, cfg.txnBackoff)
+	p, err := newProducer(sv.addr, primeTopic, modeTxn, cfg.recordSize, &next, cfg.txnBackoff, cfg.clientTV1)
 	if err != nil {
 		return err
 	}
@@ -258,7 +258,7 @@ func (e *exp) settings() map[string]string {
 func (e *exp) produceRun(ctx context.Context, r runSpec) (runResult, error) {
 	sv, topic := e.servers[r.system], topicName(r.mode, r.perTxn)
 	res := runResult{runSpec: r, load1: machine.Load1()}
-	p, err := newProducer(sv.addr, topic, r.mode, e.cfg.recordSize, e.next[r.system][topic], e.cfg.txnBackoff)
+	p, err := newProducer(sv.addr, topic, r.mode, e.cfg.recordSize, e.next[r.system][topic], e.cfg.txnBackoff, e.cfg.clientTV1)
 	if err != nil {
 		return res, err
 	}
