@@ -10,6 +10,8 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/varve/varve/internal/scripttest"
 	"github.com/varve/varve/record"
 )
 
@@ -43,12 +45,10 @@ type script struct {
 	out     []string
 }
 
-type scriptCmd func(s *script, t *testing.T, td *datadriven.TestData)
-
-var scriptCommands map[string]scriptCmd
+var scriptCommands scripttest.Commands[*script]
 
 func init() {
-	scriptCommands = map[string]scriptCmd{
+	scriptCommands = scripttest.Commands[*script]{
 		"new":             (*script).cmdNew,
 		"init":            (*script).cmdInit,
 		"add":             (*script).cmdAdd,
@@ -71,19 +71,7 @@ func init() {
 }
 
 func (s *script) run(t *testing.T, td *datadriven.TestData) string {
-	cmd, ok := scriptCommands[td.Cmd]
-	if !ok {
-		td.Fatalf(t, "unknown command %q", td.Cmd)
-	}
-	if s.c == nil && td.Cmd != "new" {
-		td.Fatalf(t, "%s before new", td.Cmd)
-	}
-	s.out = nil
-	cmd(s, t, td)
-	if len(s.out) == 0 {
-		return "ok\n"
-	}
-	return strings.Join(s.out, "\n") + "\n"
+	return scripttest.Dispatch(t, td, s, scriptCommands, s.c != nil, &s.out)
 }
 
 func (s *script) printf(format string, args ...any) {
@@ -431,12 +419,7 @@ func (s *script) cmdUnload(t *testing.T, td *datadriven.TestData) {
 	s.c.Stop()
 }
 
-func codeName(code int16) string {
-	if code == 0 {
-		return "ok"
-	}
-	return errName(kerr.ErrorForCode(code))
-}
+func codeName(code int16) string { return scripttest.CodeName(code) }
 
 func errName(err error) string {
 	var ke *kerr.Error
@@ -446,9 +429,7 @@ func errName(err error) string {
 	return err.Error()
 }
 
-func (s *script) since(t time.Time) string {
-	return "+" + t.Sub(scriptStart).String()
-}
+func (s *script) since(t time.Time) string { return scripttest.Since(scriptStart, t) }
 
 func (s *script) sinceMs(ms int64) string {
 	if ms < 0 {
@@ -481,13 +462,5 @@ func tpsArg(t *testing.T, td *datadriven.TestData) []TopicPartition {
 }
 
 func durArg(t *testing.T, td *datadriven.TestData, key string, def time.Duration) time.Duration {
-	var v string
-	if !td.MaybeScanArgs(t, key, &v) {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		td.Fatalf(t, "%s: %v", key, err)
-	}
-	return d
+	return scripttest.DurArg(t, td, key, def)
 }
