@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -131,5 +132,50 @@ func TestLateProduceFencedByEpochBump(t *testing.T) {
 	got := readAll(t, b.addr, "late2", false, 2)
 	if !slices.Equal(got, []string{"in", "next"}) {
 		t.Fatalf("read_uncommitted: %v, want [in next]: the late produce was not appended", got)
+	}
+}
+
+// Kafka 4.x: which version a transaction ends at is decided per request,
+// from the EndTxn version and the cluster's transaction.version. With
+// the feature set down to 1 (UpdateFeatures, as kafka-features does),
+// even an EndTxn v5 keeps the epoch and answers no producer id or
+// epoch; set back to 2, the next EndTxn v5 bumps it.
+func TestTransactionVersionFollowsTheFeature(t *testing.T) {
+	b := startBroker(t, t.TempDir(), map[string]string{"transaction.state.log.num.partitions": "2"})
+	createTopic(t, b.addr, "feat", 1, nil)
+	cl := client(t, b.addr)
+	setLevel := func(level int16, upgradeType int8) {
+		t.Helper()
+		res, err := kadm.NewClient(cl).UpdateFeatures(ctx(t), false,
+			kadm.FeatureUpdate{Feature: "transaction.version", MaxVersionLevel: level, UpgradeType: upgradeType})
+		if err != nil || res.Error() != nil {
+			t.Fatalf("transaction.version %d: %v %v", level, err, res.Error())
+		}
+	}
+	const id = "feat-tx"
+	p := initTxn(t, cl, id, 30)
+	commit := func(epoch int16) *kmsg.EndTxnResponse {
+		t.Helper()
+		if code := addPartitions(t, b.addr, 3, id, &kmsg.InitProducerIDResponse{ProducerID: p.ProducerID, ProducerEpoch: epoch}, "feat"); code != 0 {
+			t.Fatalf("AddPartitionsToTxn: %v", kerr.ErrorForCode(code))
+		}
+		end := kmsg.NewPtrEndTxnRequest() // v5: kgo sends the highest version both know
+		end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = id, p.ProducerID, epoch, true
+		resp, err := end.RequestWith(ctx(t), cl)
+		if err != nil || resp.ErrorCode != 0 || resp.Version < 5 {
+			t.Fatalf("EndTxn: %v %+v", err, resp)
+		}
+		waitWithin(t, 10*time.Second, "the commit complete", func() bool { return describeOne(t, cl, id).State == "CompleteCommit" })
+		return resp
+	}
+	setLevel(1, 2) // SAFE_DOWNGRADE
+	if r := commit(p.ProducerEpoch); r.ProducerID != -1 || r.ProducerEpoch != -1 || describeOne(t, cl, id).ProducerEpoch != p.ProducerEpoch {
+		t.Fatalf("EndTxn v5 at transaction.version 1: pid %d epoch %d, state epoch %d; want -1, -1 and the epoch kept",
+			r.ProducerID, r.ProducerEpoch, describeOne(t, cl, id).ProducerEpoch)
+	}
+	setLevel(2, 1) // UPGRADE
+	if r := commit(p.ProducerEpoch); r.ProducerID != p.ProducerID || r.ProducerEpoch != p.ProducerEpoch+1 {
+		t.Fatalf("EndTxn v5 at transaction.version 2: pid %d epoch %d, want %d %d", r.ProducerID, r.ProducerEpoch,
+			p.ProducerID, p.ProducerEpoch+1)
 	}
 }
