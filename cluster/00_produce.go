@@ -1,6 +1,6 @@
 package cluster
 
-// Produce, versions 0-11.
+// Produce, versions 0-12.
 //
 // Versions 0-2 carry the old message formats (magic 0 and 1): they are
 // up-converted to one v2 batch per partition on the way in, as Kafka 3.x
@@ -23,8 +23,12 @@ package cluster
 // message.timestamp.type=LogAppendTime stamps each batch with the
 // broker's clock.
 //
-// Not served: transactions (no transaction coordinator yet), and
-// recompression for a topic whose compression.type is not "producer"
+// Transactional batches are verified against the producer's ongoing
+// transaction (KIP-890 part 1, txn_verify.go); from v12, on a cluster at
+// transaction.version 2, their partition is added to it instead
+// (KIP-890 part 2, txn_add.go).
+//
+// Not served: recompression for a topic whose compression.type is not "producer"
 // (batches are stored as sent).
 
 import (
@@ -41,7 +45,7 @@ import (
 )
 
 func init() {
-	register(&api{key: kmsg.Produce.Int16(), min: 0, max: 11, serve: serveProduce})
+	register(&api{key: kmsg.Produce.Int16(), min: 0, max: 12, serve: serveProduce})
 }
 
 func serveProduce(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vnet.Response)) kmsg.Response {

@@ -10,7 +10,9 @@ package cluster
 //
 // A transactional id goes to the transaction coordinator of its
 // __transaction_state partition (package txn), which bumps its epoch,
-// fences the previous producer and aborts its open transaction.
+// fences the previous producer and aborts its open transaction; the
+// request is held until that abort's markers are written, or those of
+// a transaction ending as it arrives (txn_hold.go).
 // PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v4 (KIP-588).
 
 import (
@@ -27,7 +29,7 @@ func init() {
 	register(&api{key: kmsg.InitProducerID.Int16(), min: 0, max: 5, serve: serveInitProducerID})
 }
 
-func serveInitProducerID(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
+func serveInitProducerID(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.InitProducerIDRequest)
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
@@ -36,13 +38,17 @@ func serveInitProducerID(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(v
 		return resp
 	}
 	if req.TransactionalID != nil {
+		id := *req.TransactionalID
 		var res txn.InitResult
-		b.txns.do(*req.TransactionalID, func(c *txn.Coordinator) {
-			res = c.InitProducerID(time.Now(), *req.TransactionalID, req.TransactionTimeoutMillis, req.ProducerID, req.ProducerEpoch)
+		init := func(c *txn.Coordinator) bool {
+			res = c.InitProducerID(time.Now(), id, req.TransactionTimeoutMillis, req.ProducerID, req.ProducerEpoch)
+			return concurrent(res.Code)
+		}
+		return b.answerHeld(id, r.Version, respond, init, func() kmsg.Response {
+			resp.ProducerID, resp.ProducerEpoch = res.ProducerID, res.Epoch
+			resp.ErrorCode = fencedForVersion(res.Code, r.Version, 4)
+			return resp
 		})
-		resp.ProducerID, resp.ProducerEpoch = res.ProducerID, res.Epoch
-		resp.ErrorCode = fencedForVersion(res.Code, r.Version, 4)
-		return resp
 	}
 	if req.ProducerID >= 0 && req.ProducerEpoch >= 0 && req.ProducerEpoch < 32767 {
 		resp.ProducerID, resp.ProducerEpoch = req.ProducerID, req.ProducerEpoch+1

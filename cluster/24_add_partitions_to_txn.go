@@ -1,6 +1,6 @@
 package cluster
 
-// AddPartitionsToTxn, versions 0-4.
+// AddPartitionsToTxn, versions 0-5.
 //
 // v0-v3, from a transactional producer: the partitions join its
 // transaction (package txn). Partitions of topics that do not exist get
@@ -9,15 +9,21 @@ package cluster
 // partition. PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v2
 // (KIP-588).
 //
-// v4, from a broker (KIP-890 part 1): a batch of transactions, each
-// verified (verify_only: is the partition in the ongoing transaction?
-// INVALID_TXN_STATE if not) or added, answered per transaction.
+// v4 and v5 (v5: TRANSACTION_ABORTABLE known), from a broker (KIP-890):
+// a batch of transactions, each verified (verify_only, part 1: is the
+// partition in the ongoing transaction? INVALID_TXN_STATE if not) or
+// added (part 2: a partition leader adding the partition of a produce
+// v12 or a TxnOffsetCommit v5, at transaction version 2), answered per
+// transaction.
+//
+// Additions wait while the producer's previous transaction ends rather
+// than answer CONCURRENT_TRANSACTIONS (txn_hold.go): a client's request
+// is held and answered later; a broker's batch with additions is
+// answered from a goroutine once each is settled.
 //
 // Authorization (Kafka's KafkaApis): a client's request needs Write on
 // the TransactionalId and on each topic, a broker's ClusterAction on the
 // cluster (authorize_txn.go).
-//
-// Not served: v5 (transaction version 2, which is not advertised).
 
 import (
 	"time"
@@ -31,10 +37,10 @@ import (
 )
 
 func init() {
-	register(&api{key: kmsg.AddPartitionsToTxn.Int16(), min: 0, max: 4, serve: serveAddPartitionsToTxn})
+	register(&api{key: kmsg.AddPartitionsToTxn.Int16(), min: 0, max: 5, serve: serveAddPartitionsToTxn})
 }
 
-func serveAddPartitionsToTxn(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
+func serveAddPartitionsToTxn(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vnet.Response)) kmsg.Response {
 	req := kreq.(*kmsg.AddPartitionsToTxnRequest)
 	resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
 	if r.Version >= 4 {
@@ -42,24 +48,56 @@ func serveAddPartitionsToTxn(b *Broker, r *vnet.Request, kreq kmsg.Request, _ fu
 			resp.ErrorCode = errorCode(err) // a broker's request: the whole batch is refused
 			return resp
 		}
+		return b.addPartitionsBatch(r.Version, req, resp, respond)
+	}
+	tps := requestedTxnPartitions(req.Topics)
+	codes := b.addPartitionsRefusals(r, req.TransactionalID, tps, true)
+	if codes != nil {
+		return addPartitionsAnswer(req, resp, codes)
+	}
+	var code int16
+	add := func(c *txn.Coordinator) bool {
+		code = c.AddPartitions(time.Now(), req.TransactionalID, req.ProducerID, req.ProducerEpoch, tps, 0)
+		return concurrent(code)
+	}
+	return b.answerHeld(req.TransactionalID, r.Version, respond, add, func() kmsg.Response {
+		codes := map[txn.TopicPartition]int16{}
+		for _, tp := range tps {
+			codes[tp] = fencedForVersion(code, r.Version, 2)
+		}
+		return addPartitionsAnswer(req, resp, codes)
+	})
+}
+
+// addPartitionsBatch answers a broker's batch: at once if it only
+// verifies, else from a goroutine, as each addition may be held.
+func (b *Broker) addPartitionsBatch(version int16, req *kmsg.AddPartitionsToTxnRequest, resp *kmsg.AddPartitionsToTxnResponse,
+	respond func(vnet.Response)) kmsg.Response {
+	adds := false
+	for _, t := range req.Transactions {
+		adds = adds || !t.VerifyOnly
+	}
+	answer := func() kmsg.Response {
 		for _, t := range req.Transactions {
 			resp.Transactions = append(resp.Transactions, b.addPartitionsBatched(t))
 		}
 		return resp
 	}
-	tps := requestedTxnPartitions(req.Topics)
-	codes := b.addPartitionsRefusals(r, req.TransactionalID, tps, true)
-	if codes == nil {
-		var code int16
-		b.txns.do(req.TransactionalID, func(c *txn.Coordinator) {
-			code = c.AddPartitions(time.Now(), req.TransactionalID, req.ProducerID, req.ProducerEpoch, tps)
-		})
-		code = fencedForVersion(code, r.Version, 2)
-		codes = map[txn.TopicPartition]int16{}
-		for _, tp := range tps {
-			codes[tp] = code
-		}
+	if !adds {
+		return answer()
 	}
+	b.txns.done.Add(1)
+	go func() {
+		defer b.txns.done.Done()
+		out := answer()
+		out.SetVersion(version)
+		respond(bytesResponse(out.AppendTo(nil)))
+	}()
+	return nil
+}
+
+// addPartitionsAnswer is a client's answer, one code per partition.
+func addPartitionsAnswer(req *kmsg.AddPartitionsToTxnRequest, resp *kmsg.AddPartitionsToTxnResponse, codes map[txn.TopicPartition]int16) kmsg.Response {
 	for _, t := range req.Topics {
 		rt := kmsg.NewAddPartitionsToTxnResponseTopic()
 		rt.Topic = t.Topic
@@ -83,20 +121,21 @@ func (b *Broker) addPartitionsBatched(t kmsg.AddPartitionsToTxnRequestTransactio
 	}
 	codes := b.addPartitionsRefusals(nil, t.TransactionalID, tps, false)
 	if codes == nil {
-		b.txns.do(t.TransactionalID, func(c *txn.Coordinator) {
-			var code int16
+		var code int16
+		b.txns.hold(t.TransactionalID, func(c *txn.Coordinator) bool {
 			if t.VerifyOnly {
 				codes, code = c.VerifyPartitions(t.TransactionalID, t.ProducerID, t.ProducerEpoch, tps)
-			} else {
-				code = c.AddPartitions(time.Now(), t.TransactionalID, t.ProducerID, t.ProducerEpoch, tps)
+				return false // a verification is answered at once
 			}
-			if codes == nil {
-				codes = map[txn.TopicPartition]int16{}
-				for _, tp := range tps {
-					codes[tp] = code
-				}
-			}
+			code = c.AddPartitions(time.Now(), t.TransactionalID, t.ProducerID, t.ProducerEpoch, tps, 2) // Kafka: v4+ is TV_2
+			return concurrent(code)
 		})
+		if codes == nil {
+			codes = map[txn.TopicPartition]int16{}
+			for _, tp := range tps {
+				codes[tp] = code
+			}
+		}
 	}
 	out := kmsg.NewAddPartitionsToTxnResponseTransaction()
 	out.TransactionalID = t.TransactionalID

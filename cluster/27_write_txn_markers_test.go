@@ -59,11 +59,11 @@ func produceTxn(t *testing.T, c *kgo.Client, topic string, txnID *string, record
 	rp.Records = records
 	rt.Partitions = append(rt.Partitions, rp)
 	pr.Topics = append(pr.Topics, rt)
-	resp, err := pr.RequestWith(ctx(t), c)
+	kresp, err := c.Request(ctx(t), produceV11{pr}) // verified, not added: KIP-890 part 1
 	if err != nil {
 		t.Fatalf("produce: %v", err)
 	}
-	return resp.Topics[0].Partitions[0].ErrorCode
+	return kresp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
 }
 
 type marker struct {

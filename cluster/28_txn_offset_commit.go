@@ -1,7 +1,8 @@
 package cluster
 
-// TxnOffsetCommit, versions 0-3 (v3: the member id, generation and
-// instance id of KIP-447).
+// TxnOffsetCommit, versions 0-5 (v3: the member id, generation and
+// instance id of KIP-447; v4: TRANSACTION_ABORTABLE known; v5: a client
+// at transaction version 2, KIP-890 part 2).
 //
 // The group's coordinator writes the offsets in a transactional batch of
 // the producer and keeps them pending until the transaction's marker
@@ -9,12 +10,16 @@ package cluster
 // txn_offsets.go; completeGroupTxn below). PRODUCER_FENCED is
 // INVALID_PRODUCER_EPOCH before v3 (KIP-588).
 //
+// A v5 request on a cluster at transaction.version 2 comes without
+// AddOffsetsToTxn: the group's __consumer_offsets partition is first
+// added to the producer's transaction (txn_add.go), as Kafka's group
+// coordinator does through its AddPartitionsToTxnManager; if that
+// fails, every partition gets its error and nothing is written.
+//
 // Authorization, as Kafka's KafkaApis: Write on the TransactionalId
 // (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), Read on the group
 // (GROUP_AUTHORIZATION_FAILED), Read on each topic
 // (TOPIC_AUTHORIZATION_FAILED), answered per partition.
-//
-// Not served: v4 and up (transaction version 2, which is not advertised).
 
 import (
 	"time"
@@ -23,10 +28,11 @@ import (
 
 	"github.com/varve/varve/group"
 	vnet "github.com/varve/varve/net"
+	"github.com/varve/varve/txn"
 )
 
 func init() {
-	register(&api{key: kmsg.TxnOffsetCommit.Int16(), min: 0, max: 3, serve: serveTxnOffsetCommit})
+	register(&api{key: kmsg.TxnOffsetCommit.Int16(), min: 0, max: 5, serve: serveTxnOffsetCommit})
 }
 
 func serveTxnOffsetCommit(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet.Response)) kmsg.Response {
@@ -34,7 +40,11 @@ func serveTxnOffsetCommit(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(
 	sub, refused := b.authorizeTxnOffsetCommit(r, req)
 	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	if len(sub.Topics) > 0 || len(refused) == 0 {
-		b.groups.do(req.Group, func(c *group.Coordinator) { resp = c.TxnCommitOffsets(time.Now(), sub) })
+		if code := b.addOffsetsPartition(r.Version, req); code != 0 {
+			resp.Topics = txnOffsetCommitFailed(sub, code)
+		} else {
+			b.groups.do(req.Group, func(c *group.Coordinator) { resp = c.TxnCommitOffsets(time.Now(), sub) })
+		}
 	}
 	resp.Topics = append(resp.Topics, refused...)
 	for i := range resp.Topics {
@@ -44,6 +54,33 @@ func serveTxnOffsetCommit(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(
 		}
 	}
 	return resp
+}
+
+// addOffsetsPartition adds the group's __consumer_offsets partition to
+// the producer's transaction for a v5 request at transaction version 2;
+// 0 if it is added or needs no adding.
+func (b *Broker) addOffsetsPartition(version int16, req *kmsg.TxnOffsetCommitRequest) int16 {
+	if version < 5 || b.transactionVersion() < 2 {
+		return 0
+	}
+	tp := txn.TopicPartition{Topic: group.OffsetsTopic, Partition: group.PartitionFor(req.Group, len(b.groups.shards))}
+	return b.addToTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp)
+}
+
+// txnOffsetCommitFailed answers every partition of req with code.
+func txnOffsetCommitFailed(req *kmsg.TxnOffsetCommitRequest, code int16) []kmsg.TxnOffsetCommitResponseTopic {
+	var out []kmsg.TxnOffsetCommitResponseTopic
+	for _, t := range req.Topics {
+		rt := kmsg.NewTxnOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		out = append(out, rt)
+	}
+	return out
 }
 
 // completeGroupTxn tells the group coordinator of a __consumer_offsets

@@ -37,7 +37,10 @@ func txnACLNode(t *testing.T) *aclNode {
 }
 
 func txnClient(t *testing.T, n *aclNode, user, id, topic string) *kgo.Client {
-	return n.as(t, user, kgo.TransactionalID(id), kgo.DefaultProduceTopic(topic), kgo.TransactionTimeout(10*time.Second))
+	// Transaction version 1: these tests check the ACLs of its requests
+	// (AddPartitionsToTxn among them), which version 2 does not send.
+	return n.as(t, user, kgo.TransactionalID(id), kgo.DefaultProduceTopic(topic), kgo.TransactionTimeout(10*time.Second),
+		kgo.MaxVersions(tv1Versions()))
 }
 
 // Kafka: a transactional producer needs Write on its TransactionalId

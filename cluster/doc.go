@@ -142,7 +142,9 @@
 // checkpoint and log-dir probe loops (package logdir), the group
 // coordinators' timer and their loader of
 // __consumer_offsets at start, the transaction coordinators' timer,
-// their loaders of __transaction_state and one marker writer per
-// transaction being committed or aborted (txns.go, txn_markers.go),
+// their loaders of __transaction_state, one marker writer per
+// transaction being committed or aborted (txns.go, txn_markers.go), one
+// goroutine per transactional request held while the previous
+// transaction ends, at most txnHoldMax (txn_hold.go),
 // and the metrics HTTP server.
 package cluster

@@ -60,14 +60,15 @@ func TestSingleNodeFeatures(t *testing.T) {
 	c := client(t, tb.addr)
 	sup, fin, epoch := features(t, tb.addr, 4)
 	wantSup := map[string][2]int16{"metadata.version": {22, 25}, "kraft.version": {0, 0},
-		"group.version": {0, 1}, "transaction.version": {0, 0}}
+		"group.version": {0, 1}, "transaction.version": {0, 2}}
 	for name, r := range wantSup {
 		if sup[name] != r {
 			t.Errorf("supported %s: %v, want %v", name, sup[name], r)
 		}
 	}
-	if fin["metadata.version"] != 25 || fin["group.version"] != 1 || len(fin) != 2 || epoch < 1 { // KIP-848: group.version 1
-		t.Fatalf("finalized %v epoch %d, want metadata.version 25 and group.version 1, epoch >= 1", fin, epoch)
+	// KIP-848: group.version 1; KIP-890: transaction.version 2, as Kafka 4.x bootstraps them.
+	if fin["metadata.version"] != 25 || fin["group.version"] != 1 || fin["transaction.version"] != 2 || len(fin) != 3 || epoch < 1 {
+		t.Fatalf("finalized %v epoch %d, want metadata.version 25, group.version 1 and transaction.version 2, epoch >= 1", fin, epoch)
 	}
 	// Kafka: KAFKA-17011, below v4 a range starting at 0 is left out.
 	if sup3, _, _ := features(t, tb.addr, 3); len(sup3) != 1 {
@@ -116,7 +117,7 @@ func TestClusterFeatures(t *testing.T) {
 	adm := kadm.NewClient(client(t, tc.addrs[1]))
 	res, err := adm.UpdateFeatures(ctx(t), false,
 		kadm.FeatureUpdate{Feature: "metadata.version", MaxVersionLevel: 24, UpgradeType: 2},
-		kadm.FeatureUpdate{Feature: "transaction.version", MaxVersionLevel: 2, UpgradeType: 1})
+		kadm.FeatureUpdate{Feature: "transaction.version", MaxVersionLevel: 3, UpgradeType: 1})
 	if err != nil || res.Error() != kerr.InvalidUpdateVersion {
 		t.Fatalf("a request with one unsupported update: %v %v, want INVALID_UPDATE_VERSION", err, res.Error())
 	}

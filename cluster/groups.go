@@ -8,7 +8,6 @@ import (
 	stdnet "net"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -36,10 +35,9 @@ type groupCoordinator struct {
 
 	create sync.Mutex // serialises creating __consumer_offsets
 
-	target atomic.Int64 // unix nanos the timer goroutine sleeps until; 0: none
-	wake   chan struct{}
-	stop   chan struct{}
-	done   sync.WaitGroup
+	timer *coordinatorTimer // coordinator_timer.go
+	stop  chan struct{}
+	done  sync.WaitGroup
 }
 
 // groupShard is one partition's coordinator and the mutex serialising
@@ -54,7 +52,7 @@ func (b *Broker) newGroupCoordinator() *groupCoordinator {
 	if t, ok := b.meta.image().Topic(group.OffsetsTopic); ok {
 		n = len(t.Partitions) // the topic as it exists decides where groups live
 	}
-	gc := &groupCoordinator{b: b, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	gc := &groupCoordinator{b: b, timer: newCoordinatorTimer(), stop: make(chan struct{})}
 	if b.ctrl != nil {
 		b.OnLeadershipChange(gc.onLeadership)
 	}
@@ -237,40 +235,13 @@ func (gc *groupCoordinator) kick(s *groupShard) {
 	var next time.Time
 	var ok bool
 	s.do(func(c *group.Coordinator) { next, ok = c.NextDeadline() })
-	if t := gc.target.Load(); ok && (t == 0 || next.UnixNano() < t) {
-		select {
-		case gc.wake <- struct{}{}:
-		default:
-		}
-	}
+	gc.timer.kick(next, ok)
 }
 
-// timerLoop sleeps until the earliest deadline of any partition, then
-// ticks the partitions that are due.
+// timerLoop ticks the partitions as their deadlines come.
 func (gc *groupCoordinator) timerLoop() {
 	defer gc.done.Done()
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for {
-		// target 0 while computing: a kick meanwhile always wakes the
-		// next select, so a deadline added now is never slept past.
-		gc.target.Store(0)
-		next := gc.tickDue(time.Now())
-		wait := time.Hour
-		if !next.IsZero() {
-			wait = max(time.Until(next), 0)
-			gc.target.Store(next.UnixNano())
-		} else {
-			gc.target.Store(time.Now().Add(wait).UnixNano())
-		}
-		timer.Reset(wait)
-		select {
-		case <-gc.stop:
-			return
-		case <-gc.wake:
-		case <-timer.C:
-		}
-	}
+	gc.timer.loop(gc.stop, gc.tickDue)
 }
 
 // tickDue ticks every partition with a deadline at or before now and

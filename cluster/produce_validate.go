@@ -73,7 +73,7 @@ type produceGate struct {
 }
 
 func (b *Broker) newProduceGate(r *vnet.Request, req *kmsg.ProduceRequest) produceGate {
-	return produceGate{internalAllowed: r.ClientID == adminClientID, transactionalID: req.TransactionID, txnCheck: b.txnCheck()}
+	return produceGate{internalAllowed: r.ClientID == adminClientID, transactionalID: req.TransactionID, txnCheck: b.txnCheckFor(r.Version)}
 }
 
 // checkProduced validates one partition's records and, when they are

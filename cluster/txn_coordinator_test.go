@@ -277,6 +277,7 @@ func TestTransactionalProduceVerified(t *testing.T) {
 	b := startBroker(t, t.TempDir(), map[string]string{"transaction.state.log.num.partitions": "2"})
 	createTopic(t, b.addr, "ver", 1, nil)
 	cl := client(t, b.addr)
+	tv1 := client(t, b.addr, kgo.MaxVersions(tv1Versions()))
 	initTxn(t, cl, "late", 30)
 	p := initTxn(t, cl, "late", 30) // epoch 1: epoch 0 is a zombie's
 	id := "late"
@@ -294,8 +295,8 @@ func TestTransactionalProduceVerified(t *testing.T) {
 	}
 	end := kmsg.NewPtrEndTxnRequest()
 	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = id, p.ProducerID, p.ProducerEpoch, true
-	if r, err := end.RequestWith(ctx(t), cl); err != nil || r.ErrorCode != 0 {
-		t.Fatalf("EndTxn: %v %+v", err, r)
+	if r, err := end.RequestWith(ctx(t), tv1); err != nil || r.ErrorCode != 0 {
+		t.Fatalf("EndTxn v4: %v %+v", err, r) // transaction version 1: the epoch stays
 	}
 	adm := kadm.NewClient(cl)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {

@@ -79,7 +79,10 @@ func (tc *txnCoordinator) writeMarkers(p int32, r txn.MarkerRequest) {
 		backoff = min(2*backoff, markerRetryBackoffMax)
 	}
 	s := tc.shards[p]
-	s.do(func(c *txn.Coordinator) { c.MarkersWritten(time.Now(), r) })
+	s.do(func(c *txn.Coordinator) {
+		c.MarkersWritten(time.Now(), r)
+		tc.waiters.wake(r.TransactionalID) // under the mutex: see txn_hold.go
+	})
 	tc.kick(s)
 }
 

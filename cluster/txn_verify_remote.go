@@ -30,8 +30,13 @@ import (
 	"github.com/varve/varve/txn"
 )
 
-// verifyVersion is the AddPartitionsToTxn version brokers send.
-const verifyVersion = 4
+// verifyVersion is the AddPartitionsToTxn version brokers send to
+// verify; addVersion the one they add partitions with (Kafka's
+// AddPartitionsToTxnManager sends its latest).
+const (
+	verifyVersion = 4
+	addVersion    = 5
+)
 
 // verifySender sends one verify-only request to a node.
 type verifySender func(ctx context.Context, node int32, req *kmsg.AddPartitionsToTxnRequest) (*kmsg.AddPartitionsToTxnResponse, error)
@@ -40,6 +45,9 @@ type verifySender func(ctx context.Context, node int32, req *kmsg.AddPartitionsT
 type txnVerifier struct {
 	send    verifySender
 	timeout time.Duration // a request's wait for its answer
+	// add sends the questions as additions (verify_only false, version
+	// addVersion): KIP-890 part 2's produce v12 and TxnOffsetCommit v5.
+	add bool
 
 	mu    sync.Mutex
 	nodes map[int32]*verifyNode
@@ -145,9 +153,12 @@ func (v *txnVerifier) run(node int32, n *verifyNode) {
 func (v *txnVerifier) sendBatch(node int32, bt *verifyBatch) {
 	req := kmsg.NewPtrAddPartitionsToTxnRequest()
 	req.Version = verifyVersion
+	if v.add {
+		req.Version = addVersion
+	}
 	for id, t := range bt.txns {
 		rt := kmsg.NewAddPartitionsToTxnRequestTransaction()
-		rt.TransactionalID, rt.ProducerID, rt.ProducerEpoch, rt.VerifyOnly = id, t.producerID, t.epoch, true
+		rt.TransactionalID, rt.ProducerID, rt.ProducerEpoch, rt.VerifyOnly = id, t.producerID, t.epoch, !v.add
 		for _, tp := range t.tps {
 			n := len(rt.Topics)
 			if n == 0 || rt.Topics[n-1].Topic != tp.Topic {

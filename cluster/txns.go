@@ -7,12 +7,12 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/varve/varve/group"
+	"github.com/varve/varve/metadata"
 	"github.com/varve/varve/txn"
 )
 
@@ -31,13 +31,19 @@ type txnCoordinator struct {
 	// verifier asks other nodes' coordinators about transactional
 	// produces (KIP-890 part 1, txn_verify_remote.go).
 	verifier *txnVerifier
+	// adder asks other nodes' coordinators to add a partition to a
+	// transaction for a produce v12 or a TxnOffsetCommit v5 (KIP-890
+	// part 2, txn_add.go).
+	adder *txnVerifier
+	// waiters are the requests held until a transaction completes
+	// (txn_hold.go).
+	waiters txnWaiters
 
 	create sync.Mutex // serialises creating __transaction_state
 
-	target atomic.Int64 // unix nanos the timer goroutine sleeps until; 0: none
-	wake   chan struct{}
-	stop   chan struct{}
-	done   sync.WaitGroup
+	timer *coordinatorTimer // coordinator_timer.go
+	stop  chan struct{}
+	done  sync.WaitGroup
 }
 
 // txnShard is one partition's coordinator and the mutex serialising
@@ -52,9 +58,11 @@ func (b *Broker) newTxnCoordinator() *txnCoordinator {
 	if t, ok := b.meta.image().Topic(txn.Topic); ok {
 		n = len(t.Partitions) // the topic as it exists decides where ids live
 	}
-	tc := &txnCoordinator{b: b, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	tc := &txnCoordinator{b: b, timer: newCoordinatorTimer(), stop: make(chan struct{})}
 	tc.markers = brokerMarkerWriter{b: b}
 	tc.verifier = newTxnVerifier(b.sendVerify, b.cfg.ReplicaSocketTimeoutMs.Duration())
+	tc.adder = newTxnVerifier(b.sendVerify, b.cfg.ReplicaSocketTimeoutMs.Duration())
+	tc.adder.add = true
 	b.SetTxnProduceCheck(b.verifyTxnProduce) // txn_verify.go
 	b.SetTxnMarkerWritten(func(topic string, p int32, pid int64, _ int16, commit bool) {
 		if topic == group.OffsetsTopic { // the offsets a transaction committed there
@@ -246,6 +254,7 @@ func (tc *txnCoordinator) onLeadership(topic string, p int32, isLeader bool, epo
 		c.Stop()
 		s.c = tc.newCoordinator(p)
 	})
+	tc.waiters.wakeAll() // held requests are answered NOT_COORDINATOR
 	tc.b.log.Info("no longer the transaction coordinator of a __transaction_state partition", "partition", p)
 }
 
@@ -258,6 +267,7 @@ func (tc *txnCoordinator) shutdown() {
 	for _, s := range tc.shards {
 		s.do(func(c *txn.Coordinator) { c.Stop() })
 	}
+	tc.waiters.wakeAll()
 	tc.done.Wait()
 }
 
@@ -270,12 +280,22 @@ func (tc *txnCoordinator) stopping() bool {
 	}
 }
 
-// do runs fn on the coordinator of transactionalID's partition and
-// wakes the timer goroutine if fn brought a deadline forward.
+// do runs fn on the coordinator of transactionalID's partition, which
+// is told the cluster's transaction.version first, and wakes the timer
+// goroutine if fn brought a deadline forward.
 func (tc *txnCoordinator) do(transactionalID string, fn func(c *txn.Coordinator)) {
 	s := tc.shards[txn.PartitionFor(transactionalID, len(tc.shards))]
-	s.do(fn)
+	level := tc.b.transactionVersion()
+	s.do(func(c *txn.Coordinator) {
+		c.SetTransactionVersion(level)
+		fn(c)
+	})
 	tc.kick(s)
+}
+
+// transactionVersion is the cluster's finalized transaction.version.
+func (b *Broker) transactionVersion() int16 {
+	return b.meta.image().FeatureLevel(metadata.TransactionVersionFeature)
 }
 
 func (s *txnShard) do(fn func(c *txn.Coordinator)) {
@@ -290,46 +310,27 @@ func (tc *txnCoordinator) kick(s *txnShard) {
 	var next time.Time
 	var ok bool
 	s.do(func(c *txn.Coordinator) { next, ok = c.NextDeadline() })
-	if t := tc.target.Load(); ok && (t == 0 || next.UnixNano() < t) {
-		select {
-		case tc.wake <- struct{}{}:
-		default:
-		}
-	}
+	tc.timer.kick(next, ok)
 }
 
-// timerLoop sleeps until the earliest deadline of any partition, then
-// ticks the partitions that are due (as groupCoordinator.timerLoop).
+// timerLoop ticks the partitions as their deadlines come (as
+// groupCoordinator.timerLoop).
 func (tc *txnCoordinator) timerLoop() {
 	defer tc.done.Done()
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for {
-		tc.target.Store(0)
-		next := tc.tickDue(time.Now())
-		wait := time.Hour
-		if !next.IsZero() {
-			wait = max(time.Until(next), 0)
-		}
-		tc.target.Store(time.Now().Add(wait).UnixNano())
-		timer.Reset(wait)
-		select {
-		case <-tc.stop:
-			return
-		case <-tc.wake:
-		case <-timer.C:
-		}
-	}
+	tc.timer.loop(tc.stop, tc.tickDue)
 }
 
 // tickDue ticks every partition with a deadline at or before now and
 // returns the earliest deadline left.
 func (tc *txnCoordinator) tickDue(now time.Time) time.Time {
 	var earliest time.Time
+	level := tc.b.transactionVersion()
 	for _, s := range tc.shards {
 		s.do(func(c *txn.Coordinator) {
 			if next, ok := c.NextDeadline(); ok && !next.After(now) {
+				c.SetTransactionVersion(level)
 				c.Tick(now)
+				tc.waiters.wakeAll() // a retried Complete record may have ended a transaction
 			}
 			if next, ok := c.NextDeadline(); ok && (earliest.IsZero() || next.Before(earliest)) {
 				earliest = next

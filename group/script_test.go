@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/cockroachdb/datadriven"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/varve/varve/internal/scripttest"
 )
 
 // Scripted interaction tests: each file under testdata/script drives one
@@ -46,13 +47,11 @@ type script struct {
 	parked map[string]int
 }
 
-type scriptCmd func(s *script, t *testing.T, td *datadriven.TestData)
-
 // scriptCommands is the scripts' language.
-var scriptCommands map[string]scriptCmd
+var scriptCommands scripttest.Commands[*script]
 
 func init() {
-	scriptCommands = map[string]scriptCmd{
+	scriptCommands = scripttest.Commands[*script]{
 		"new":            (*script).cmdNew,
 		"join":           (*script).cmdJoin,
 		"sync":           (*script).cmdSync,
@@ -82,19 +81,7 @@ func init() {
 }
 
 func (s *script) run(t *testing.T, td *datadriven.TestData) string {
-	cmd, ok := scriptCommands[td.Cmd]
-	if !ok {
-		td.Fatalf(t, "unknown command %q", td.Cmd)
-	}
-	if s.c == nil && td.Cmd != "new" {
-		td.Fatalf(t, "%s before new", td.Cmd)
-	}
-	s.out = nil
-	cmd(s, t, td)
-	if len(s.out) == 0 {
-		return "ok\n"
-	}
-	return strings.Join(s.out, "\n") + "\n"
+	return scripttest.Dispatch(t, td, s, scriptCommands, s.c != nil, &s.out)
 }
 
 func (s *script) printf(format string, args ...any) {
@@ -410,18 +397,10 @@ func (s *script) cmdDeadline(t *testing.T, td *datadriven.TestData) {
 }
 
 // since prints a time as an offset from the script's start.
-func since(at time.Time) string { return "+" + at.Sub(scriptStart).String() }
+func since(at time.Time) string { return scripttest.Since(scriptStart, at) }
 
 func durArg(t *testing.T, td *datadriven.TestData, key string, def time.Duration) time.Duration {
-	var s string
-	if !td.MaybeScanArgs(t, key, &s) {
-		return def
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		td.Fatalf(t, "%s: %v", key, err)
-	}
-	return d
+	return scripttest.DurArg(t, td, key, def)
 }
 
 func parseTP(t *testing.T, td *datadriven.TestData, s string) (string, int32) {
@@ -441,15 +420,7 @@ func mustInt(t *testing.T, td *datadriven.TestData, s string) int64 {
 }
 
 // codeName is a Kafka error code's name, "ok" for none.
-func codeName(code int16) string {
-	if code == 0 {
-		return "ok"
-	}
-	if e, ok := kerr.ErrorForCode(code).(*kerr.Error); ok {
-		return e.Message
-	}
-	return fmt.Sprintf("code %d", code)
-}
+func codeName(code int16) string { return scripttest.CodeName(code) }
 
 // showBytes prints short printable bytes as a string, others by size.
 func showBytes(b []byte) string {

@@ -22,9 +22,10 @@
 // features.go holds what this software supports of Kafka's features
 // (metadata.version over the 4.0 levels 22-25, whose record versions
 // it writes; group.version 0-1, 1 being KIP-848 consumer groups;
-// kraft.version and transaction.version at 0 only) and the records a new
-// cluster begins with (BootstrapRecords: metadata.version 25, 4.0-IV3,
-// and group.version 1).
+// transaction.version 0-2, 2 being KIP-890 part 2; kraft.version at 0
+// only) and the records a new cluster begins with (BootstrapRecords:
+// metadata.version 25, 4.0-IV3, group.version 1 and transaction.version
+// 2).
 //
 // Images come from a source: today the single-node metadata file (in
 // cluster), which rebuilds its records at start and persists each new

@@ -22,6 +22,11 @@ const (
 // ApiVersions, so clients fall back to the classic protocol.
 const GroupVersionConsumerProtocol int16 = 1
 
+// TransactionVersion2 is the transaction.version level of KIP-890 part
+// 2 (Kafka: TransactionVersion.TV_2, whose bootstrap metadata.version is
+// 4.0-IV2, so Kafka 4.x finalizes it for a new cluster).
+const TransactionVersion2 int16 = 2
+
 // Kafka's metadata.version feature levels for the 4.0 releases, whose
 // record versions Varve writes (PartitionRecord v2 with the KIP-966
 // fields, RegisterBrokerRecord with log directories). Kafka:
@@ -59,13 +64,14 @@ func (r VersionRange) String() string {
 // kraft.version 0 (a static quorum from controller.quorum.voters: the
 // dynamic voters of KIP-853 are level 1); group.version 0-1 (1: the
 // KIP-848 consumer group protocol, ConsumerGroupHeartbeat and
-// ConsumerGroupDescribe); transaction.version 0 (no transactions
-// coordinator).
+// ConsumerGroupDescribe); transaction.version 0-2 (1: flexible
+// __transaction_state records, 2: KIP-890 part 2's epoch bump at every
+// EndTxn).
 var supported = map[string]VersionRange{
 	MetadataVersionFeature:    {MetadataVersion4_0IV0, LatestMetadataVersion},
 	KRaftVersionFeature:       {0, 0},
 	GroupVersionFeature:       {0, GroupVersionConsumerProtocol},
-	TransactionVersionFeature: {0, 0},
+	TransactionVersionFeature: {0, TransactionVersion2},
 }
 
 // SupportedFeatures returns the features this software supports and
@@ -119,11 +125,14 @@ func MetadataVersionName(level int16) string {
 
 // BootstrapRecords are the records a new cluster's metadata begins
 // with: the finalized features (Kafka: BootstrapMetadata, written by
-// the first active controller of an empty log): metadata.version, and
+// the first active controller of an empty log): metadata.version,
 // group.version 1 as Kafka 4.0 finalizes it by default so that clients
-// with group.protocol=consumer work. A level 0 is no record at all, as
-// Kafka writes none for a feature left at 0.
+// with group.protocol=consumer work, and transaction.version 2, the
+// latest level whose bootstrap metadata.version (4.0-IV2) the latest
+// production metadata.version reaches. A level 0 is no record at all,
+// as Kafka writes none for a feature left at 0.
 func BootstrapRecords() []Record {
 	return []Record{FeatureLevelRecord{Name: MetadataVersionFeature, FeatureLevel: LatestMetadataVersion},
-		FeatureLevelRecord{Name: GroupVersionFeature, FeatureLevel: GroupVersionConsumerProtocol}}
+		FeatureLevelRecord{Name: GroupVersionFeature, FeatureLevel: GroupVersionConsumerProtocol},
+		FeatureLevelRecord{Name: TransactionVersionFeature, FeatureLevel: TransactionVersion2}}
 }

@@ -11,8 +11,12 @@ import (
 // client's AddPartitionsToTxn, v0-v3, and a v4+ transaction that is
 // not verify-only): the partitions join id's transaction, which starts
 // (Ongoing, start time now) if none was open. Partitions already in an
-// ongoing transaction need no write.
-func (c *Coordinator) AddPartitions(now time.Time, id string, producerID int64, epoch int16, tps []TopicPartition) int16 {
+// ongoing transaction need no write. tv is the transaction version the
+// request implies (Kafka's transactionVersionForAddPartitionsToTxn: 2
+// for v4 and up, which a partition leader sends for a produce v12 or a
+// TxnOffsetCommit v5 of a version 2 client; 0 before), recorded with
+// the transaction.
+func (c *Coordinator) AddPartitions(now time.Time, id string, producerID int64, epoch int16, tps []TopicPartition, tv int16) int16 {
 	c.now = now
 	m, code := c.owner(id, producerID, epoch)
 	if code != 0 {
@@ -32,7 +36,7 @@ func (c *Coordinator) AddPartitions(now time.Time, id string, producerID int64, 
 	for _, tp := range tps {
 		next.partitions[tp] = struct{}{}
 	}
-	next.state = Ongoing
+	next.state, next.tv = Ongoing, tv
 	return c.write(next)
 }
 
@@ -41,7 +45,7 @@ func (c *Coordinator) AddPartitions(now time.Time, id string, producerID int64, 
 // commits get the transaction's marker. The caller maps the group to
 // its partition.
 func (c *Coordinator) AddOffsets(now time.Time, id string, producerID int64, epoch int16, offsets TopicPartition) int16 {
-	return c.AddPartitions(now, id, producerID, epoch, []TopicPartition{offsets})
+	return c.AddPartitions(now, id, producerID, epoch, []TopicPartition{offsets}, 0) // Kafka: always TV_0
 }
 
 // VerifyPartitions is AddPartitionsToTxn v4+ with verify_only (KIP-890

@@ -32,6 +32,7 @@ type Coordinator struct {
 
 	status status
 	epoch  int32 // coordinator epoch: the partition's leader epoch when loaded
+	level  int16 // the cluster's finalized transaction.version
 	now    time.Time
 	txns   map[string]*meta
 	load   *loader
@@ -58,6 +59,15 @@ func (c *Coordinator) Active() bool { return c.status == active }
 
 // Epoch is the coordinator epoch its markers carry.
 func (c *Coordinator) Epoch() int32 { return c.epoch }
+
+// SetTransactionVersion tells the coordinator the cluster's finalized
+// transaction.version (Kafka's TransactionStateManager.transactionVersionLevel):
+// it chooses the format of the records written (TransactionLogValue
+// version 1 from level 1) and, at level 2, the version of the aborts the
+// coordinator starts itself (a fenced or timed-out transaction bumps the
+// epoch once more, as KIP-890 part 2's EndTxn does). The version of a
+// client's own transaction follows its requests' versions.
+func (c *Coordinator) SetTransactionVersion(level int16) { c.level = level }
 
 // Stop unloads every transaction (Kafka's removeTransactionsForTxnTopicPartition):
 // later requests get NOT_COORDINATOR, and markers still being written
@@ -126,6 +136,10 @@ func (c *Coordinator) Tick(now time.Time) {
 // current: the state changes only once its record is in the log (a
 // failed write leaves it as it was). It returns the client's error code.
 func (c *Coordinator) write(next *meta) int16 {
+	prev := next.producerID
+	if cur := c.txns[next.id]; cur != nil {
+		prev = cur.producerID
+	}
 	if cur := c.txns[next.id]; cur != nil && !canTransition(cur.state, next.state) {
 		c.cfg.Logger.Error("transaction state machine: forbidden transition", "partition", c.partition,
 			"transactional_id", next.id, "from", cur.state, "to", next.state)
@@ -134,7 +148,7 @@ func (c *Coordinator) write(next *meta) int16 {
 	next.updated = c.now.UnixMilli()
 	var v []byte
 	if next.state != Dead {
-		v = value(next)
+		v = value(next, prev, c.level)
 	}
 	batch, err := buildBatch(key(next.id), v, c.now)
 	if err == nil {

@@ -26,9 +26,16 @@
 // coordinator writes CompleteCommit or CompleteAbort. Until then every
 // request for the id gets CONCURRENT_TRANSACTIONS.
 //
-// Transaction version: this coordinator implements transaction version
-// 1 (Kafka 3.x semantics; transaction.version=2, KIP-890 part 2's epoch
-// bump at every EndTxn, is neither implemented nor advertised). KIP-890
+// Transaction versions: each request says which it runs at, as in
+// Kafka 4.x (EndTxn v5 and AddPartitionsToTxn v4+ are version 2, older
+// ones version 0), and clients of both coexist. At version 2 (KIP-890
+// part 2, end_txn_v2.go) every EndTxn bumps the epoch: the markers
+// carry the bumped epoch, so a late produce of the ended transaction is
+// fenced, and the client learns its next epoch from the answer; the
+// EndTxn that exhausts the epoch moves the id to a new producer id at
+// epoch 0 once the markers are written. The cluster's
+// transaction.version (SetTransactionVersion) chooses the record format
+// and the version of the aborts the coordinator starts itself. KIP-890
 // part 1's verification (AddPartitionsToTxn v4 verify_only) is answered
 // from the state by VerifyPartitions.
 //
@@ -62,8 +69,9 @@
 // # Records in __transaction_state
 //
 // Kafka's TransactionLog formats, documented byte by byte in records.go:
-// key version 0 (the transactional id), value version 0 written, 0 and
-// 1 read, a null value (tombstone) when an id expires. Each change
+// key version 0 (the transactional id), value version 0, or 1 with its
+// tagged fields from transaction.version 1, both read, a null value
+// (tombstone) when an id expires. Each change
 // appends one uncompressed v2 batch of one record, CreateTime, producer
 // id -1, as Kafka's coordinator writes them, so kafka-dump-log's
 // --transaction-log-decoder reads Varve's partitions.
@@ -79,6 +87,9 @@
 //
 // # Not done
 //
-// Transaction version 2 (KIP-890 part 2) and KIP-939's two-phase commit
-// (keepPreparedTxn): their requests are answered as version 1 would.
+// KIP-939's two-phase commit (keepPreparedTxn): its requests are
+// answered as without it. One deliberate difference from Kafka 4.x: a
+// version 2 EndTxn naming the current epoch while the previous
+// transaction's markers are still written gets CONCURRENT_TRANSACTIONS,
+// where Kafka's epoch check answers PRODUCER_FENCED.
 package txn

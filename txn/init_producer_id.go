@@ -73,7 +73,7 @@ func validProducerID(m *meta, producerID int64, epoch int16) bool {
 func (c *Coordinator) bumpEpoch(m *meta, timeoutMs int32, expected bool, epoch int16) InitResult {
 	fail := func(code int16) InitResult { return InitResult{ProducerID: -1, Epoch: -1, Code: code} }
 	next := m.clone()
-	next.state, next.timeoutMs, next.start = Empty, timeoutMs, -1
+	next.state, next.timeoutMs, next.start, next.tv = Empty, timeoutMs, -1, 0 // Kafka writes TV_0 here
 	next.partitions = map[TopicPartition]struct{}{}
 	switch {
 	case m.epochExhausted():

@@ -30,11 +30,20 @@ type meta struct {
 	partitions map[TopicPartition]struct{}
 	start      int64 // ms the transaction began; -1: none open
 	updated    int64 // ms of the last change
+	// tv is the transaction version the client runs the transaction at
+	// (Kafka's clientTransactionVersion): 2 bumps the epoch at every
+	// EndTxn (KIP-890 part 2).
+	tv int16
+	// nextProducerID is the producer id a version 2 transaction whose
+	// EndTxn exhausted the epoch moves to once its markers are written;
+	// -1: none.
+	nextProducerID int64
 }
 
 func newMeta(id string, producerID int64, timeoutMs int32, now time.Time) *meta {
 	return &meta{id: id, producerID: producerID, lastProducerID: -1, epoch: noEpoch, lastEpoch: noEpoch,
-		timeoutMs: timeoutMs, state: Empty, partitions: map[TopicPartition]struct{}{}, start: -1, updated: now.UnixMilli()}
+		timeoutMs: timeoutMs, state: Empty, partitions: map[TopicPartition]struct{}{}, start: -1, updated: now.UnixMilli(),
+		nextProducerID: -1}
 }
 
 // clone is a copy to change and write before it replaces m.

@@ -87,12 +87,12 @@ func (m *model) init(id string, kip360 bool) {
 
 func (m *model) add(id string, p int) {
 	k := m.known[id]
-	m.c.AddPartitions(m.now, id, k.ProducerID, k.Epoch, []TopicPartition{{"t", int32(p)}})
+	m.c.AddPartitions(m.now, id, k.ProducerID, k.Epoch, []TopicPartition{{"t", int32(p)}}, 0)
 }
 
 func (m *model) end(id string, commit bool) {
 	k := m.known[id]
-	m.c.EndTxn(m.now, id, k.ProducerID, k.Epoch, commit)
+	m.c.EndTxn(m.now, id, k.ProducerID, k.Epoch, commit, 0)
 }
 
 func (m *model) written(i int) {

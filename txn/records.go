@@ -19,16 +19,21 @@ import (
 //	         topic string | partitions array of int32
 //	       | last_update_timestamp_ms int64 | start_timestamp_ms int64
 //
-// Value version 1 (Kafka 3.5+, KIP-915) is the same in Kafka's flexible
-// encoding (compact strings and arrays, uvarint lengths + 1, tagged
-// fields, among them KIP-890's previous and next producer ids). Varve
-// writes version 0, which every Kafka since 0.11 reads, and reads both.
+// Value version 1 (KIP-915, KIP-890) is the same in Kafka's flexible
+// encoding (compact strings and arrays, uvarint lengths + 1) followed by
+// tagged fields, each written only when it is not its default:
+//
+//	tag 0: previous_producer_id int64 (default -1): the producer id before
+//	       this change
+//	tag 1: next_producer_id int64 (default -1): the id a version 2
+//	       transaction that exhausted its epoch moves to
+//	tag 2: client_transaction_version int16 (default 0)
+//
+// As Kafka's TransactionLog, the version written follows the cluster's
+// transaction.version: 0 below level 1, 1 from level 1. Both are read.
 // A null value is a tombstone: the id expired. An Empty id stores null
 // partitions, as Kafka does.
-const (
-	keyVersion   = 0
-	valueVersion = 0
-)
+const keyVersion = 0
 
 // key encodes the record key of a transactional id.
 func key(id string) []byte {
@@ -37,10 +42,15 @@ func key(id string) []byte {
 	return k.AppendTo(nil)
 }
 
-// value encodes m as Kafka's TransactionLogValue version 0.
-func value(m *meta) []byte {
+// value encodes m as Kafka's TransactionLogValue: version 0, or with
+// level (transaction.version) 1 or more version 1 with its tagged
+// fields; prevProducerID is the producer id before this change.
+func value(m *meta, prevProducerID int64, level int16) []byte {
 	v := kmsg.NewTxnMetadataValue()
-	v.Version, v.ProducerID, v.ProducerEpoch = valueVersion, m.producerID, m.epoch
+	v.ProducerID, v.ProducerEpoch = m.producerID, m.epoch
+	if level >= 1 {
+		v.Version, v.PreviousProducerID, v.NextProducerID, v.ClientTransactionVersion = 1, prevProducerID, m.nextProducerID, m.tv
+	}
 	v.TimeoutMillis, v.State = m.timeoutMs, m.state.kmsgState()
 	v.LastUpdateTimestamp, v.StartTimestamp = m.updated, m.start
 	if m.state != Empty {
@@ -77,7 +87,14 @@ func decode(k, v []byte) (id string, m *meta, ok bool) {
 	}
 	m = &meta{id: kk.TransactionalID, producerID: vv.ProducerID, lastProducerID: -1, epoch: vv.ProducerEpoch,
 		lastEpoch: noEpoch, timeoutMs: vv.TimeoutMillis, state: State(vv.State),
-		partitions: map[TopicPartition]struct{}{}, start: vv.StartTimestamp, updated: vv.LastUpdateTimestamp}
+		partitions: map[TopicPartition]struct{}{}, start: vv.StartTimestamp, updated: vv.LastUpdateTimestamp,
+		tv: vv.ClientTransactionVersion, nextProducerID: vv.NextProducerID}
+	if vv.Version == 0 {
+		m.nextProducerID = -1
+	}
+	if vv.Version >= 1 && vv.PreviousProducerID >= 0 && vv.PreviousProducerID != vv.ProducerID {
+		m.lastProducerID = vv.PreviousProducerID // rotated by this change: a retry naming it is not fenced
+	}
 	for _, t := range vv.Topics {
 		for _, p := range t.Partitions {
 			m.partitions[TopicPartition{t.Topic, p}] = struct{}{}

@@ -36,7 +36,7 @@ func TestRecordFormatVersion0(t *testing.T) {
 	want = be.AppendUint32(want, 0)
 	want = be.AppendUint64(want, 12)
 	want = be.AppendUint64(want, 11)
-	if got := value(m); !bytes.Equal(got, want) {
+	if got := value(m, m.producerID, 0); !bytes.Equal(got, want) {
 		t.Fatalf("value:\n got %x\nwant %x", got, want)
 	}
 	if got, want := key("tx"), []byte{0, 0, 0, 2, 't', 'x'}; !bytes.Equal(got, want) {
@@ -47,7 +47,7 @@ func TestRecordFormatVersion0(t *testing.T) {
 // Kafka: an Empty transactional id stores null partitions
 // (TransactionLog.valueToBytes).
 func TestEmptyStoresNullPartitions(t *testing.T) {
-	v := value(newMeta("x", 7, 1000, time.UnixMilli(5)))
+	v := value(newMeta("x", 7, 1000, time.UnixMilli(5)), 7, 0)
 	// version, pid, epoch, timeout, state: 2+8+2+4+1 bytes, then the count.
 	if got := int32(binary.BigEndian.Uint32(v[17:])); got != -1 {
 		t.Fatalf("partitions count %d, want -1 (null)", got)
@@ -80,7 +80,7 @@ func TestDecodeRejects(t *testing.T) {
 	for name, kv := range map[string][2][]byte{
 		"short key":     {{0}, nil},
 		"key version 1": {{0, 1, 0, 1, 'x'}, nil},
-		"truncated":     {key("x"), value(newMeta("x", 1, 1, time.Unix(0, 0)))[:9]},
+		"truncated":     {key("x"), value(newMeta("x", 1, 1, time.Unix(0, 0)), 1, 0)[:9]},
 		"bad state":     {key("x"), append(append([]byte{0, 0}, make([]byte, 14)...), 9, 0, 0, 0, 0)},
 	} {
 		if _, _, ok := decode(kv[0], kv[1]); ok {
@@ -105,5 +105,32 @@ func TestPartitionFor(t *testing.T) {
 		if got := PartitionFor(c.id, c.n); got != c.want {
 			t.Errorf("PartitionFor(%q, %d) = %d, want %d", c.id, c.n, got, c.want)
 		}
+	}
+}
+
+// Kafka 4.x (TransactionLog.valueToBytes): from transaction.version 1
+// the value is version 1, with the previous and next producer ids and
+// the client's transaction version as tagged fields; a load reads them.
+func TestValueVersion1RoundTrip(t *testing.T) {
+	m := newMeta("x", 7, 1000, time.UnixMilli(5))
+	m.state, m.epoch, m.tv, m.nextProducerID = PrepareCommit, 32767, 2, 8
+	m.partitions[TopicPartition{"a", 0}] = struct{}{}
+	v := value(m, 6, 1)
+	if got := binary.BigEndian.Uint16(v); got != 1 {
+		t.Fatalf("value version %d, want 1", got)
+	}
+	var kv kmsg.TxnMetadataValue
+	if err := kv.ReadFrom(v); err != nil {
+		t.Fatal(err)
+	}
+	if kv.PreviousProducerID != 6 || kv.NextProducerID != 8 || kv.ClientTransactionVersion != 2 {
+		t.Fatalf("tagged fields: previous %d next %d tv %d", kv.PreviousProducerID, kv.NextProducerID, kv.ClientTransactionVersion)
+	}
+	_, got, ok := decode(key("x"), v)
+	if !ok || got.tv != 2 || got.nextProducerID != 8 || got.lastProducerID != 6 || got.epoch != 32767 {
+		t.Fatalf("decoded %+v ok=%v", got, ok)
+	}
+	if v0 := value(m, 6, 0); binary.BigEndian.Uint16(v0) != 0 {
+		t.Fatal("transaction.version 0 must write value version 0")
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/varve/varve/internal/scripttest"
 	"github.com/varve/varve/record"
 )
 
@@ -37,17 +39,16 @@ type script struct {
 	log     *MemoryLog
 	now     time.Time
 	nextPID int64
+	level   int16           // transaction.version, kept across reloads
 	shown   int             // records of the log already shown by "log"
 	sent    []MarkerRequest // marker requests not yet reported written
 	out     []string
 }
 
-type scriptCmd func(s *script, t *testing.T, td *datadriven.TestData)
-
-var scriptCommands map[string]scriptCmd
+var scriptCommands scripttest.Commands[*script]
 
 func init() {
-	scriptCommands = map[string]scriptCmd{
+	scriptCommands = scripttest.Commands[*script]{
 		"new":             (*script).cmdNew,
 		"init":            (*script).cmdInit,
 		"add":             (*script).cmdAdd,
@@ -64,23 +65,13 @@ func init() {
 		"fail-log":        (*script).cmdFailLog,
 		"reload":          (*script).cmdReload,
 		"unload":          (*script).cmdUnload,
+		"tv-level":        (*script).cmdTVLevel,
+		"set-epoch":       (*script).cmdSetEpoch,
 	}
 }
 
 func (s *script) run(t *testing.T, td *datadriven.TestData) string {
-	cmd, ok := scriptCommands[td.Cmd]
-	if !ok {
-		td.Fatalf(t, "unknown command %q", td.Cmd)
-	}
-	if s.c == nil && td.Cmd != "new" {
-		td.Fatalf(t, "%s before new", td.Cmd)
-	}
-	s.out = nil
-	cmd(s, t, td)
-	if len(s.out) == 0 {
-		return "ok\n"
-	}
-	return strings.Join(s.out, "\n") + "\n"
+	return scripttest.Dispatch(t, td, s, scriptCommands, s.c != nil, &s.out)
 }
 
 func (s *script) printf(format string, args ...any) {
@@ -129,7 +120,9 @@ func (s *script) newCoordinator() *Coordinator {
 		s.nextPID++
 		return s.nextPID - 1, nil
 	}
-	return New(3, s.cfg, s.log, ids, s)
+	c := New(3, s.cfg, s.log, ids, s)
+	c.SetTransactionVersion(s.level)
+	return c
 }
 
 // cmdInit sends InitProducerId with a transactional id:
@@ -161,10 +154,13 @@ func producerArgs(t *testing.T, td *datadriven.TestData) (string, int64, int16) 
 	return id, pid, epoch
 }
 
-// cmdAdd sends AddPartitionsToTxn: add id=T pid=N epoch=N partitions=(t/0,...)
+// cmdAdd sends AddPartitionsToTxn (tv=2: v4+ from a partition leader,
+// for a produce v12): add id=T pid=N epoch=N partitions=(t/0,...) [tv=N]
 func (s *script) cmdAdd(t *testing.T, td *datadriven.TestData) {
 	id, pid, epoch := producerArgs(t, td)
-	code := s.c.AddPartitions(s.now, id, pid, epoch, tpsArg(t, td))
+	var tv int16
+	td.MaybeScanArgs(t, "tv", &tv)
+	code := s.c.AddPartitions(s.now, id, pid, epoch, tpsArg(t, td), tv)
 	s.printf("AddPartitionsToTxn %s: %s", id, codeName(code))
 }
 
@@ -193,15 +189,44 @@ func (s *script) cmdVerify(t *testing.T, td *datadriven.TestData) {
 	}
 }
 
-// cmdEnd sends EndTxn: end id=T pid=N epoch=N commit|abort
+// cmdEnd sends EndTxn (tv=2: v5, transaction version 2, which answers
+// the producer id and epoch to go on with):
+//
+//	end id=T pid=N epoch=N commit|abort [tv=N]
 func (s *script) cmdEnd(t *testing.T, td *datadriven.TestData) {
 	id, pid, epoch := producerArgs(t, td)
 	commit := td.HasArg("commit")
 	if commit == td.HasArg("abort") {
 		td.Fatalf(t, "end needs commit or abort")
 	}
-	code := s.c.EndTxn(s.now, id, pid, epoch, commit)
-	s.printf("EndTxn %s: %s", id, codeName(code))
+	var tv int16
+	td.MaybeScanArgs(t, "tv", &tv)
+	r := s.c.EndTxn(s.now, id, pid, epoch, commit, tv)
+	if tv >= 2 && r.Code == 0 {
+		s.printf("EndTxn %s: OK pid=%d epoch=%d", id, r.ProducerID, r.Epoch)
+		return
+	}
+	s.printf("EndTxn %s: %s", id, codeName(r.Code))
+}
+
+// cmdSetEpoch stands for thousands of transactions: it sets an id's
+// epoch in memory, as if bumped that far: set-epoch id=T epoch=N
+func (s *script) cmdSetEpoch(t *testing.T, td *datadriven.TestData) {
+	var id string
+	var epoch int16
+	td.ScanArgs(t, "id", &id)
+	td.ScanArgs(t, "epoch", &epoch)
+	m := s.c.txns[id]
+	if m == nil {
+		td.Fatalf(t, "set-epoch: no %s", id)
+	}
+	m.epoch, m.lastEpoch = epoch, epoch-1
+}
+
+// cmdTVLevel sets the cluster's finalized transaction.version: tv-level level=N
+func (s *script) cmdTVLevel(t *testing.T, td *datadriven.TestData) {
+	td.ScanArgs(t, "level", &s.level)
+	s.c.SetTransactionVersion(s.level)
 }
 
 // cmdMarkersWritten reports the oldest pending marker request of id as
@@ -296,9 +321,9 @@ func (s *script) cmdList(t *testing.T, td *datadriven.TestData) {
 func (s *script) cmdState(t *testing.T, td *datadriven.TestData) {
 	for _, id := range s.c.sortedIDs() {
 		m := s.c.txns[id]
-		s.printf("%s: %s pid=%d epoch=%d last-epoch=%d timeout=%d start=%s updated=%s partitions=%s",
+		s.printf("%s: %s pid=%d epoch=%d last-epoch=%d timeout=%d start=%s updated=%s partitions=%s%s",
 			id, m.state, m.producerID, m.epoch, m.lastEpoch, m.timeoutMs, s.sinceMs(m.start),
-			s.sinceMs(m.updated), formatTPs(m.sortedPartitions()))
+			s.sinceMs(m.updated), formatTPs(m.sortedPartitions()), formatV2(m))
 	}
 }
 
@@ -333,9 +358,26 @@ func (s *script) printRecord(r record.Record) {
 	case m == nil:
 		s.printf("%s: tombstone", id)
 	default:
-		s.printf("%s: %s pid=%d epoch=%d timeout=%d start=%s updated=%s partitions=%s", id, m.state,
-			m.producerID, m.epoch, m.timeoutMs, s.sinceMs(m.start), s.sinceMs(m.updated), formatTPs(m.sortedPartitions()))
+		s.printf("%s: %s pid=%d epoch=%d timeout=%d start=%s updated=%s partitions=%s%s", id, m.state,
+			m.producerID, m.epoch, m.timeoutMs, s.sinceMs(m.start), s.sinceMs(m.updated), formatTPs(m.sortedPartitions()),
+			formatV2(m))
 	}
+}
+
+// formatV2 shows what transaction version 2 adds, when set: the client's
+// transaction version, the next producer id and, rotated, the last one.
+func formatV2(m *meta) string {
+	var out string
+	if m.tv != 0 {
+		out += fmt.Sprintf(" tv=%d", m.tv)
+	}
+	if m.nextProducerID >= 0 {
+		out += fmt.Sprintf(" next-pid=%d", m.nextProducerID)
+	}
+	if m.lastProducerID >= 0 {
+		out += fmt.Sprintf(" last-pid=%d", m.lastProducerID)
+	}
+	return out
 }
 
 // cmdFailLog makes the log's appends fail with a Kafka error (by name),
@@ -377,12 +419,7 @@ func (s *script) cmdUnload(t *testing.T, td *datadriven.TestData) {
 	s.c.Stop()
 }
 
-func codeName(code int16) string {
-	if code == 0 {
-		return "ok"
-	}
-	return errName(kerr.ErrorForCode(code))
-}
+func codeName(code int16) string { return scripttest.CodeName(code) }
 
 func errName(err error) string {
 	var ke *kerr.Error
@@ -392,9 +429,7 @@ func errName(err error) string {
 	return err.Error()
 }
 
-func (s *script) since(t time.Time) string {
-	return "+" + t.Sub(scriptStart).String()
-}
+func (s *script) since(t time.Time) string { return scripttest.Since(scriptStart, t) }
 
 func (s *script) sinceMs(ms int64) string {
 	if ms < 0 {
@@ -427,13 +462,5 @@ func tpsArg(t *testing.T, td *datadriven.TestData) []TopicPartition {
 }
 
 func durArg(t *testing.T, td *datadriven.TestData, key string, def time.Duration) time.Duration {
-	var v string
-	if !td.MaybeScanArgs(t, key, &v) {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		td.Fatalf(t, "%s: %v", key, err)
-	}
-	return d
+	return scripttest.DurArg(t, td, key, def)
 }

@@ -49,7 +49,7 @@ var previous = map[State][]State{
 	Empty:             {Empty, CompleteCommit, CompleteAbort},
 	Ongoing:           {Ongoing, Empty, CompleteCommit, CompleteAbort},
 	PrepareCommit:     {Ongoing},
-	PrepareAbort:      {Ongoing, PrepareEpochFence},
+	PrepareAbort:      {Ongoing, PrepareEpochFence, Empty, CompleteCommit, CompleteAbort}, // the last three: version 2's empty abort
 	CompleteCommit:    {PrepareCommit},
 	CompleteAbort:     {PrepareAbort},
 	Dead:              {Empty, CompleteCommit, CompleteAbort},

@@ -14,10 +14,12 @@ import (
 
 // The systems, by the names the flags and the CSV use.
 const (
-	sysVarve = "varve"
-	sysKafka = "kafka"
+	sysVarve     = "varve"
+	sysKafka     = "kafka"
+	sysVarveBase = "varve-base" // Varve built from -base-rev: before a change, beside after it
 )
 
+// allSystems are the default systems; sysVarveBase is asked for by name.
 var allSystems = []string{sysVarve, sysKafka}
 
 // The two modes of one case: the same rounds of records, inside a
@@ -44,6 +46,8 @@ type config struct {
 	kafkaHeap    string
 	cacheDir     string
 	varveBin     string
+	baseRev      string // git revision the varve-base system is built from
+	clientTV1    bool   // the client capped at transaction version 1's requests
 	keep         bool
 }
 
@@ -51,7 +55,7 @@ func parseFlags(args []string) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("txnbench", flag.ContinueOnError)
 	c.Register(fs, "txnbench", "one repetition of 3 s runs instead of three of 10 s, 3 s of priming instead of 10 s")
-	systems := fs.String("systems", "varve,kafka", "systems to run, comma-separated: varve, kafka")
+	systems := fs.String("systems", "varve,kafka", "systems to run, comma-separated: varve, kafka, varve-base (needs -base-rev)")
 	cases := fs.String("records-per-txn", "1,10,1000", "records per transaction, comma-separated")
 	fs.IntVar(&c.reps, "reps", 3, "repetitions of every run (case, mode, system)")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "length of one timed produce run")
@@ -65,6 +69,8 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.kafkaHeap, "kafka-heap", "1g", "Kafka's JVM heap (Kafka's default KAFKA_HEAP_OPTS is 1g)")
 	fs.StringVar(&c.cacheDir, "cache", kafkadist.DefaultCacheDir(), "where the assembled Kafka is kept between runs")
 	fs.StringVar(&c.varveBin, "varve-bin", "", "a varve binary to run (default: build ./cmd/varve)")
+	fs.StringVar(&c.baseRev, "base-rev", "", "git revision to build the varve-base system from (e.g. main, or a commit)")
+	fs.BoolVar(&c.clientTV1, "client-tv1", false, "cap the client at transaction version 1 (no KIP-890 part 2, even where the cluster offers it)")
 	fs.BoolVar(&c.keep, "keep", false, "keep the servers' directories (logs, data) after the run")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -84,6 +90,9 @@ func parseFlags(args []string) (config, error) {
 	var err error
 	if c.systems, err = systemList(*systems); err != nil {
 		return c, err
+	}
+	if slices.Contains(c.systems, sysVarveBase) != (c.baseRev != "") {
+		return c, fmt.Errorf("-base-rev %q goes with varve-base in -systems, and only with it", c.baseRev)
 	}
 	if c.cases, err = caseList(*cases); err != nil {
 		return c, err
@@ -113,8 +122,8 @@ func systemList(s string) ([]string, error) {
 		return nil, fmt.Errorf("-systems: empty")
 	}
 	for _, it := range items {
-		if !slices.Contains(allSystems, it) {
-			return nil, fmt.Errorf("-systems: unknown %q (want %v)", it, allSystems)
+		if !slices.Contains(allSystems, it) && it != sysVarveBase {
+			return nil, fmt.Errorf("-systems: unknown %q (want %v or %s)", it, allSystems, sysVarveBase)
 		}
 	}
 	return items, nil

@@ -10,6 +10,15 @@
 // (experiments/internal/kafkadist); `varve server` is built from this
 // tree and started by experiments/internal/varveproc.
 //
+// Before and after a change: -systems varve-base,varve -base-rev REV
+// adds a third system, `varve server` built from git revision REV (git
+// archive, then go build), run beside the current tree in the same
+// interleaved plan, and the summary gives varve / varve-base per case
+// (`-systems varve-base,varve,kafka` keeps Kafka in the run as well).
+// -client-tv1 caps the client at transaction version 1's requests
+// (Produce v11, EndTxn v4), so that a cluster offering version 2 is
+// measured with the requests of version 1.
+//
 // # The systems
 //
 // Both run as one node that is broker and controller, on loopback, with

@@ -30,11 +30,19 @@ func TestFlagsDefaultsQuickAndErrors(t *testing.T) {
 	if q.reps != 1 || q.duration != 3*time.Second || q.prime != 3*time.Second || !slices.Equal(q.systems, []string{sysVarve}) {
 		t.Errorf("-quick -systems varve: %+v", q)
 	}
+	if b, err := parseFlags([]string{"-systems", "varve-base,varve", "-base-rev", "main"}); err != nil ||
+		!slices.Equal(b.systems, []string{sysVarveBase, sysVarve}) || b.baseRev != "main" {
+		t.Errorf("-systems varve-base,varve -base-rev main: %+v %v", b, err)
+	}
+	if c, _ := parseFlags([]string{"-client-tv1"}); !c.clientTV1 {
+		t.Errorf("-client-tv1 not set")
+	}
 	if q, _ := parseFlags([]string{"-quick", "-reps", "2"}); q.reps != 2 {
 		t.Errorf("-reps given with -quick: %d, want 2", q.reps)
 	}
 	for _, bad := range [][]string{{"-systems", "redpanda"}, {"-records-per-txn", "0"}, {"-records-per-txn", "x"},
-		{"-reps", "0"}, {"-partitions", "0"}, {"-record-size", "4"}, {"-duration", "0s"}, {"-txn-backoff", "-1ms"}} {
+		{"-reps", "0"}, {"-partitions", "0"}, {"-record-size", "4"}, {"-duration", "0s"}, {"-txn-backoff", "-1ms"},
+		{"-systems", "varve-base,varve"}, {"-base-rev", "main"}} {
 		if _, err := parseFlags(bad); err == nil {
 			t.Errorf("%v: no error", bad)
 		}
@@ -198,5 +206,22 @@ func TestRunRowMatchesHeader(t *testing.T) {
 	at := slices.Index(runsHeader, "concurrent_txn_backoffs")
 	if row[at] != "7" || row[len(row)-1] != "1.5" {
 		t.Errorf("row %v", row)
+	}
+}
+
+// With varve-base beside varve, the summary gives varve / varve-base
+// per case and mode, from the runs of each repetition.
+func TestVersusBase(t *testing.T) {
+	cfg, err := parseFlags([]string{"-systems", "varve-base,varve", "-base-rev", "main", "-records-per-txn", "10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := []runResult{run1(1, 10, modeTxn, sysVarveBase, 100), run1(1, 10, modeTxn, sysVarve, 300),
+		run1(1, 10, modePlain, sysVarveBase, 1000), run1(1, 10, modePlain, sysVarve, 1000)}
+	var b strings.Builder
+	writeVersusTable(&b, cfg, rs)
+	if got := b.String(); !strings.Contains(got, "## varve / varve-base") || !strings.Contains(got, "| 10 | 3.00 | 1.00 |") ||
+		strings.Contains(got, "kafka") {
+		t.Fatalf("versus table:\n%s", got)
 	}
 }

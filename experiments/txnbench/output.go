@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -85,7 +86,11 @@ func summary(s *harness.Session, cfg config, settings map[string]string, cs []ce
 	writeProduceTable(&b, cs)
 	writeVersusTable(&b, cfg, rs)
 	writeReadsTable(&b, reads)
-	harness.WritePlots(&b, []string{"txn-over-plain", "varve-over-kafka"})
+	plots := []string{"txn-over-plain"}
+	if slices.Contains(cfg.systems, sysVarve) && slices.Contains(cfg.systems, sysKafka) {
+		plots = append(plots, "varve-over-kafka")
+	}
+	harness.WritePlots(&b, plots)
 	return b.String()
 }
 
@@ -99,7 +104,7 @@ func writeSettings(b *strings.Builder, cfg config, settings map[string]string) {
 	fmt.Fprintf(b, "- topics: one per case and mode, %d partition(s), replication factor 1; every other setting at its default (no fsync on the produce path, `transaction.state.log.num.partitions` 50)\n", cfg.partitions)
 	fmt.Fprintf(b, "- client: one franz-go producer per run, acks=all, idempotent, %d-byte values; a round is N records produced then flushed, "+
 		"inside BeginTransaction … EndTransaction(commit) in mode txn, without a transaction in mode plain; the next round starts when the last ends; "+
-		"CONCURRENT_TRANSACTIONS back-off %s\n", cfg.recordSize, backoffName(cfg.txnBackoff))
+		"CONCURRENT_TRANSACTIONS back-off %s; %s\n", cfg.recordSize, backoffName(cfg.txnBackoff), clientTVName(cfg.clientTV1))
 	fmt.Fprintf(b, "- before the runs, %v of untimed one-record transactions on each system (creates `__transaction_state`, warms a JVM)\n", cfg.prime)
 	fmt.Fprintf(b, "- %d repetition(s) of every run, %v warm-up then %v timed; runs interleaved system by system (Varve, Kafka, Varve, Kafka …); "+
 		"ratios are medians of per-repetition ratios of adjacent runs\n\n", cfg.reps, cfg.warmup, cfg.duration)
@@ -117,15 +122,18 @@ func writeProduceTable(b *strings.Builder, cs []cell) {
 }
 
 func writeVersusTable(b *strings.Builder, cfg config, rs []runResult) {
-	if len(cfg.systems) < 2 {
-		return
+	for _, pair := range [][2]string{{sysVarve, sysKafka}, {sysVarve, sysVarveBase}} {
+		if !slices.Contains(cfg.systems, pair[0]) || !slices.Contains(cfg.systems, pair[1]) {
+			continue
+		}
+		fmt.Fprintf(b, "## %s / %s (records/s, median of per-repetition ratios)\n\n", pair[0], pair[1])
+		b.WriteString("| records per txn | txn | plain |\n|---:|---:|---:|\n")
+		for _, n := range cfg.cases {
+			fmt.Fprintf(b, "| %d | %s | %s |\n", n, ratio(versusOf(rs, n, modeTxn, pair[0], pair[1])),
+				ratio(versusOf(rs, n, modePlain, pair[0], pair[1])))
+		}
+		b.WriteString("\n")
 	}
-	b.WriteString("## Varve / Kafka (records/s, median of per-repetition ratios)\n\n")
-	b.WriteString("| records per txn | txn | plain |\n|---:|---:|---:|\n")
-	for _, n := range cfg.cases {
-		fmt.Fprintf(b, "| %d | %s | %s |\n", n, ratio(versus(rs, n, modeTxn)), ratio(versus(rs, n, modePlain)))
-	}
-	b.WriteString("\n")
 }
 
 func writeReadsTable(b *strings.Builder, reads []readOutcome) {
@@ -177,4 +185,11 @@ func fixed(v float64) string {
 		return "–"
 	}
 	return fmt.Sprintf("%.2f", v)
+}
+
+func clientTVName(tv1 bool) string {
+	if tv1 {
+		return "capped at transaction version 1's requests (-client-tv1)"
+	}
+	return "the transaction version each cluster offers (2: KIP-890 part 2 where finalized)"
 }

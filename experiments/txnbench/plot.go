@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -31,7 +32,7 @@ func plotRatios(dir string, cfg config, cs []cell, rs []runResult) error {
 	if err := barPlot(dir, "txn-over-plain", "Transactional / plain records/s (1 = no cost)", names, series); err != nil {
 		return err
 	}
-	if len(cfg.systems) < 2 {
+	if !slices.Contains(cfg.systems, sysVarve) || !slices.Contains(cfg.systems, sysKafka) {
 		return nil
 	}
 	series = nil

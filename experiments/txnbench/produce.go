@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // seqBytes is the size of the sequence number that starts every
@@ -35,7 +37,7 @@ type producer struct {
 
 // newProducer is a producer to topic; txnBackoff, when not zero,
 // replaces franz-go's ConcurrentTransactionsBackoff (20 ms).
-func newProducer(addr, topic, mode string, size int, next *uint64, txnBackoff time.Duration) (*producer, error) {
+func newProducer(addr, topic, mode string, size int, next *uint64, txnBackoff time.Duration, clientTV1 bool) (*producer, error) {
 	p := &producer{txn: mode == modeTxn, size: size, next: next}
 	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.WithLogger(&p.retries)}
@@ -44,6 +46,9 @@ func newProducer(addr, topic, mode string, size int, next *uint64, txnBackoff ti
 	}
 	if txnBackoff > 0 {
 		opts = append(opts, kgo.ConcurrentTransactionsBackoff(txnBackoff))
+	}
+	if clientTV1 {
+		opts = append(opts, kgo.MaxVersions(tv1Versions()))
 	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
@@ -136,4 +141,16 @@ func produceFor(ctx context.Context, p *producer, n int, warmup, d time.Duration
 	out.elapsed = time.Since(start)
 	out.backoffs = p.retries.backoffs.Load() - before
 	return out, nil
+}
+
+// tv1Versions caps the client at transaction version 1's requests
+// (Produce v11, EndTxn v4, TxnOffsetCommit v4): franz-go then sends
+// AddPartitionsToTxn and keeps its epoch, even against a cluster at
+// transaction.version 2.
+func tv1Versions() *kversion.Versions {
+	v := kversion.Stable()
+	v.SetMaxKeyVersion(kmsg.Produce.Int16(), 11)
+	v.SetMaxKeyVersion(kmsg.EndTxn.Int16(), 4)
+	v.SetMaxKeyVersion(kmsg.TxnOffsetCommit.Int16(), 4)
+	return v
 }

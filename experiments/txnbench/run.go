@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/varve/varve/experiments/internal/harness"
@@ -169,6 +171,9 @@ func (e *exp) startOne(ctx context.Context, name, tmp string) (*server, error) {
 		return startKafka(ctx, e.cfg, filepath.Join(tmp, "kafka"))
 	}
 	bin, cleanup, err := varveproc.Binary(e.cfg.varveBin)
+	if name == sysVarveBase {
+		bin, cleanup, err = buildRevision(ctx, e.cfg.baseRev, tmp)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -177,10 +182,40 @@ func (e *exp) startOne(ctx context.Context, name, tmp string) (*server, error) {
 		cleanup()
 		return nil, err
 	}
+	sv.name = name
+	if name == sysVarveBase {
+		sv.settings = "`varve server` built from revision " + e.cfg.baseRev + ", otherwise as varve"
+	}
 	stop := sv.stop
 	sv.stop = func() { stop(); cleanup() }
 	return sv, nil
 }
+
+// buildRevision builds ./cmd/varve as it is at git revision rev (git
+// archive into a directory under tmp, then go build there).
+func buildRevision(ctx context.Context, rev, tmp string) (string, func(), error) {
+	src, err := os.MkdirTemp(tmp, "base-src-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup := func() { os.RemoveAll(src) }
+	script := "git archive --format=tar " + shellQuote(rev) + " | tar -x -C " + shellQuote(src)
+	if out, err := exec.CommandContext(ctx, "sh", "-c", script).CombinedOutput(); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("git archive %s (run from the repository): %w\n%s", rev, err, out)
+	}
+	bin := filepath.Join(src, "varve-base")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/varve")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("go build ./cmd/varve at %s: %w\n%s", rev, err, out)
+	}
+	return bin, cleanup, nil
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // primeTopic takes the transactions that prime a system.
 const primeTopic = "prime"
@@ -190,7 +225,7 @@ const primeTopic = "prime"
 // coordinator, and a JVM compiles its hot paths, before any timed run.
 func prime(ctx context.Context, sv *server, cfg config) error {
 	var next uint64
-	p, err := newProducer(sv.addr, primeTopic, modeTxn, cfg.recordSize, &next, cfg.txnBackoff)
+	p, err := newProducer(sv.addr, primeTopic, modeTxn, cfg.recordSize, &next, cfg.txnBackoff, cfg.clientTV1)
 	if err != nil {
 		return err
 	}
@@ -223,7 +258,7 @@ func (e *exp) settings() map[string]string {
 func (e *exp) produceRun(ctx context.Context, r runSpec) (runResult, error) {
 	sv, topic := e.servers[r.system], topicName(r.mode, r.perTxn)
 	res := runResult{runSpec: r, load1: machine.Load1()}
-	p, err := newProducer(sv.addr, topic, r.mode, e.cfg.recordSize, e.next[r.system][topic], e.cfg.txnBackoff)
+	p, err := newProducer(sv.addr, topic, r.mode, e.cfg.recordSize, e.next[r.system][topic], e.cfg.txnBackoff, e.cfg.clientTV1)
 	if err != nil {
 		return res, err
 	}

@@ -77,7 +77,12 @@ func pairedRatio(a, b []runResult) float64 {
 // versus is Varve/Kafka for one case and mode: the median over
 // repetitions of the ratio of the two systems' adjacent runs.
 func versus(rs []runResult, perTxn int, mode string) float64 {
-	return pairedRatio(pick(rs, perTxn, mode, sysVarve), pick(rs, perTxn, mode, sysKafka))
+	return versusOf(rs, perTxn, mode, sysVarve, sysKafka)
+}
+
+// versusOf is system a over system b, as versus.
+func versusOf(rs []runResult, perTxn int, mode, a, b string) float64 {
+	return pairedRatio(pick(rs, perTxn, mode, a), pick(rs, perTxn, mode, b))
 }
 
 // roundP50 is a run's median round time (begin to commit, or produce to
