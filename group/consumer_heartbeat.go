@@ -77,16 +77,16 @@ func (c *Coordinator) validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest)
 		return bad, "MemberEpoch is invalid."
 	case req.MemberEpoch == staticLeaveEpoch && req.InstanceID == nil:
 		return bad, "InstanceId can't be null when leaving as a static member."
-	case req.SubscribedTopicRegex != nil:
-		return bad, "SubscribedTopicRegex is not supported by this broker."
 	case req.MemberEpoch == joinEpoch && req.RebalanceTimeoutMillis == -1:
 		return bad, "RebalanceTimeoutMs must be provided in first request."
 	case req.MemberEpoch == joinEpoch && (req.Topics == nil || len(req.Topics) > 0):
 		return bad, "TopicPartitions must be empty when (re-)joining."
-	case req.MemberEpoch == joinEpoch && req.SubscribedTopicNames == nil:
-		return bad, "SubscribedTopicNames must be set in first request."
+	case req.MemberEpoch == joinEpoch && req.SubscribedTopicNames == nil && req.SubscribedTopicRegex == nil:
+		return bad, "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining."
 	case req.ServerAssignor != nil && !slices.Contains(c.cfg.ConsumerAssignors, *req.ServerAssignor):
 		return kerr.UnsupportedAssignor.Code, "ServerAssignor " + *req.ServerAssignor + " is not supported."
+	case req.SubscribedTopicRegex != nil && *req.SubscribedTopicRegex != "":
+		return checkRegex(*req.SubscribedTopicRegex)
 	}
 	return 0, ""
 }
@@ -141,6 +141,7 @@ func (c *Coordinator) consumerJoinOrBeat(h *hbCtx) (*cmember, int16, string) {
 	if !sameMemberMetadata(before, m) || bump || h.fresh {
 		h.entries = append(h.entries, entry{cgKey(cgMemberKey, h.g.id, m.id), cgMemberValue(m)})
 	}
+	c.refreshRegexes(h)
 	hash := metadataHash(s.subscribedTopics(), c.cfg.Topics)
 	if bump || hash != s.metadataHash {
 		c.bumpEpoch(h, hash)
@@ -256,6 +257,9 @@ func (c *Coordinator) updateMember(h *hbCtx, m *cmember) bool {
 		changed = !slices.Equal(topics, m.topics)
 		m.topics = topics
 	}
+	if req.SubscribedTopicRegex != nil && *req.SubscribedTopicRegex != m.regex {
+		m.regex, changed = *req.SubscribedTopicRegex, true
+	}
 	if req.ServerAssignor != nil && *req.ServerAssignor != m.assignor {
 		m.assignor, changed = *req.ServerAssignor, true
 	}
@@ -264,7 +268,7 @@ func (c *Coordinator) updateMember(h *hbCtx, m *cmember) bool {
 
 func sameMemberMetadata(a, b *cmember) bool {
 	return a.instanceID == b.instanceID && a.rackID == b.rackID && a.clientID == b.clientID &&
-		a.clientHost == b.clientHost && slices.Equal(a.topics, b.topics) && a.assignor == b.assignor &&
+		a.clientHost == b.clientHost && slices.Equal(a.topics, b.topics) && a.regex == b.regex && a.assignor == b.assignor &&
 		a.rebalanceTimeout == b.rebalanceTimeout
 }
 
@@ -287,7 +291,7 @@ func (c *Coordinator) computeTarget(h *hbCtx) {
 	s := h.g.cons
 	spec := assignSpec{members: s.memberIDs(), subs: map[string][]string{}, prev: s.target, topics: c.cfg.Topics}
 	for id, m := range s.members {
-		spec.subs[id] = m.topics
+		spec.subs[id] = s.memberTopics(m)
 	}
 	if spec.topics == nil {
 		spec.topics = noTopics{}
@@ -324,6 +328,8 @@ type noTopics struct{}
 
 func (noTopics) TopicByName(string) (TopicInfo, bool) { return TopicInfo{}, false }
 func (noTopics) TopicByID(TopicID) (TopicInfo, bool)  { return TopicInfo{}, false }
+func (noTopics) TopicNames() ([]string, int64)        { return nil, 0 }
+func (noTopics) TopicsVersion() int64                 { return 0 }
 
 // reconcile moves m one step towards its target (Kafka's
 // CurrentAssignmentBuilder): a member first revokes what the target
@@ -400,6 +406,7 @@ func (c *Coordinator) removeMember(h *hbCtx, m *cmember) {
 	h.entries = append(h.entries, memberTombstones(h.g.id, m.id)...)
 	delete(s.members, m.id)
 	delete(s.target, m.id)
+	c.dropUnusedRegexes(h)
 	c.bumpEpoch(h, metadataHash(s.subscribedTopics(), c.cfg.Topics))
 }
 
@@ -506,6 +513,10 @@ func (s *consumerState) clone() *consumerState {
 	out.target = make(map[string]partSet, len(s.target))
 	for id, t := range s.target {
 		out.target[id] = t
+	}
+	out.regexes = make(map[string]*resolvedRegex, len(s.regexes))
+	for expr, r := range s.regexes {
+		out.regexes[expr] = r
 	}
 	return &out
 }

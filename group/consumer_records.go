@@ -31,15 +31,19 @@ import (
 //	       value: member_epoch int32 | previous_member_epoch int32
 //	       | state int8 | assigned []TopicPartitions
 //	       | pending_revocation []TopicPartitions | tags
+//	type 16 ConsumerGroupRegularExpression  key: group | regular_expression
+//	       value: topics []string | version int64 | timestamp int64 (ms)
+//	       | tags
 //
 // Type 4 (partition metadata, replaced by the metadata hash in Kafka
-// 4.1) and 16 (regular expressions) are neither written nor read.
+// 4.1) is neither written nor read.
 const (
 	cgMetadataKey       = 3
 	cgMemberKey         = 5
 	cgTargetMetadataKey = 6
 	cgTargetMemberKey   = 7
 	cgCurrentKey        = 8
+	cgRegexKey          = 16
 )
 
 // errShortRecord is a consumer group record cut short.
@@ -220,7 +224,7 @@ func cgMemberValue(m *cmember) []byte {
 	for _, t := range m.topics {
 		f.str(t)
 	}
-	f.nstr(nil)
+	f.str(m.regex) // Kafka writes "" for a member without one
 	f.i32(m.rebalanceTimeout)
 	f.nstr(nullable(m.assignor))
 	f.noTags()
@@ -252,17 +256,54 @@ func cgCurrentValue(m *cmember) []byte {
 	return f.b
 }
 
+// cgRegexKeyBytes is the key of a regular expression's resolution.
+func cgRegexKeyBytes(groupID, expr string) []byte {
+	b := binary.BigEndian.AppendUint16(nil, uint16(cgRegexKey))
+	b = appendString(b, groupID)
+	return appendString(b, expr)
+}
+
+func cgRegexValue(r *resolvedRegex) []byte {
+	f := newValue()
+	f.uv(len(r.topics) + 1)
+	for _, t := range r.topics {
+		f.str(t)
+	}
+	f.i64(r.version)
+	f.i64(r.timestamp)
+	f.noTags()
+	return f.b
+}
+
+func readCGRegex(b []byte) (*resolvedRegex, error) {
+	r := valueReader(b)
+	out := &resolvedRegex{topics: []string{}}
+	for n := r.uv() - 1; n > 0 && r.err == nil; n-- {
+		out.topics = append(out.topics, r.str())
+	}
+	out.version, out.timestamp = r.i64(), r.i64()
+	r.tags(nil)
+	slices.Sort(out.topics)
+	out.topics = slices.Compact(out.topics)
+	return out, r.err
+}
+
 // cgRecordKey is a decoded consumer group key.
 type cgRecordKey struct {
 	typ             int16
 	group, memberID string
+	regex           string // type 16
 }
 
 func readCGKey(b []byte) (cgRecordKey, error) {
 	r := &reader{b: b}
 	k := cgRecordKey{typ: r.i16()}
 	k.group = r.oldString()
-	if k.typ != cgMetadataKey && k.typ != cgTargetMetadataKey {
+	switch k.typ {
+	case cgMetadataKey, cgTargetMetadataKey:
+	case cgRegexKey:
+		k.regex = r.oldString()
+	default:
 		k.memberID = r.oldString()
 	}
 	return k, r.err
@@ -296,9 +337,7 @@ func readCGMember(id string, b []byte) (*cmember, error) {
 	for n := r.uv() - 1; n > 0 && r.err == nil; n-- {
 		m.topics = append(m.topics, r.str())
 	}
-	if re := r.nstr(); re != nil && r.err == nil {
-		r.err = errors.New("consumer group record: regular expression subscriptions are not supported")
-	}
+	m.regex = derefString(r.nstr())
 	m.rebalanceTimeout = r.i32()
 	m.assignor = derefString(r.nstr())
 	r.tags(nil)

@@ -63,6 +63,10 @@
 //   - The group epoch increases by one at each change of membership,
 //     subscriptions or subscribed topics' metadata; the target
 //     assignment is recomputed when its epoch lags the group's.
+//   - A consumer group holds a resolution (record type 16) for exactly
+//     the regular expressions its members subscribe to; a member's
+//     subscribed topics are its names and its regular expression's
+//     resolution (consumer_regex.go).
 //
 // # Records in __consumer_offsets
 //
@@ -97,8 +101,8 @@
 // A null value is a tombstone: it deletes the key, and compaction
 // (cleanup.policy=compact) later removes both. Offset values v0, v2 and
 // v4 and group values v0-v4 are read as well. Consumer group records
-// (key types 3, 5, 6, 7, 8) are Kafka's ConsumerGroup* formats, drawn
-// in consumer_records.go; types 4 and 16 are skipped when loading.
+// (key types 3, 5, 6, 7, 8, 16) are Kafka's ConsumerGroup* formats,
+// drawn in consumer_records.go; type 4 is skipped when loading.
 //
 // Transactional offset commits (TxnOffsetCommit) are offset records in a
 // transactional batch of the producer (its id, epoch and a sequence that
@@ -114,7 +118,8 @@
 // membership, offset commit, fetch and expiry, the initial rebalance
 // delay, group.max.size, loading after a restart; for consumer groups,
 // joins, revocation before assignment, both assignors, static members,
-// leaves, session and rebalance timeouts, member-epoch commits) are
+// leaves, session and rebalance timeouts, member-epoch commits, regular
+// expression subscriptions) are
 // scripts under testdata/script, run by TestScripts with
 // github.com/cockroachdb/datadriven:
 // each step is a request, a clock tick, a load, unload or crash, and its
@@ -124,9 +129,8 @@
 //
 // # Not done
 //
-// Share and streams groups. In KIP-848 consumer groups: regular
-// expression subscriptions (INVALID_REQUEST), classic members joining a
-// consumer group and the online upgrade of a classic group with members
+// Share and streams groups. In KIP-848 consumer groups: classic
+// members joining a consumer group and the online upgrade of a classic group with members
 // (Kafka's group.consumer.migration.policy), rack-aware assignment, and
 // client-side assignors. The uniform assignor is Varve's own balanced,
 // sticky algorithm, not Kafka's code: its choices may differ from

@@ -11,6 +11,10 @@ import (
 type Client struct {
 	ID   string // client.id from the request header
 	Host string // the peer's address, as Kafka shows it ("/127.0.0.1")
+	// MayDescribe reports whether the client may DESCRIBE a topic: a
+	// consumer group's regular expressions resolve only to such topics
+	// (consumer_regex.go). Nil allows every topic.
+	MayDescribe func(topic string) bool
 }
 
 // joinRequest is a JoinGroup with Kafka's version rules applied.
