@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -204,5 +205,39 @@ func TestMetadataByTopicIDWithEmptyName(t *testing.T) {
 	if len(byID.Topics) != 1 || byID.Topics[0].ErrorCode != 0 || byID.Topics[0].Topic == nil ||
 		*byID.Topics[0].Topic != "by-id" || len(byID.Topics[0].Partitions) != 2 {
 		t.Fatalf("Metadata by id: %+v", byID.Topics)
+	}
+}
+
+// Kafka: KIP-848 regular expressions resolve only to the topics the
+// member's principal may DESCRIBE (GroupMetadataManager filters the
+// resolution with the authorizer). alice may read acl-a, not acl-b:
+// her regular expression matching both is assigned acl-a only.
+func TestConsumerGroupRegexResolvesDescribableTopics(t *testing.T) {
+	n := startACLNode(t, t.TempDir(), groupProps(nil))
+	adm := n.admin(t)
+	if _, err := adm.CreateTopics(ctx(t), 2, 1, nil, "acl-a", "acl-b"); err != nil {
+		t.Fatal(err)
+	}
+	allowACL(t, adm, kadm.NewACLs().Allow("User:alice").Topics("acl-a").Groups("rxacl").Operations(kadm.OpRead))
+	td, err := adm.ListTopics(ctx(t), "acl-a", "acl-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	req.Version = 1
+	req.Group, req.MemberID, req.MemberEpoch, req.RebalanceTimeoutMillis = "rxacl", "alice-member-0000000", 0, 30000
+	regex := "acl-.*"
+	req.SubscribedTopicRegex, req.Topics = &regex, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	resp, err := req.RequestWith(ctx(t), n.as(t, "alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != 0 || resp.Assignment == nil {
+		t.Fatalf("heartbeat: error %d %v, assignment %+v", resp.ErrorCode, resp.ErrorMessage, resp.Assignment)
+	}
+	if len(resp.Assignment.Topics) != 1 || resp.Assignment.Topics[0].TopicID != td["acl-a"].ID ||
+		len(resp.Assignment.Topics[0].Partitions) != 2 {
+		t.Fatalf("assigned %+v, want the two partitions of acl-a (%x) only", resp.Assignment.Topics, td["acl-a"].ID)
 	}
 }
