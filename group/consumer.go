@@ -86,10 +86,11 @@ const (
 type cmember struct {
 	id, instanceID, rackID string
 	clientID, clientHost   string
-	topics                 []string // subscribed topic names, sorted
-	regex                  string   // subscribed regular expression; "" none
-	assignor               string   // server assignor asked for; "" none
-	rebalanceTimeout       int32    // ms
+	topics                 []string     // subscribed topic names, sorted
+	regex                  string       // subscribed regular expression; "" none
+	assignor               string       // server assignor asked for; "" none
+	classic                *classicMeta // set for a member of the classic protocol (consumer_classic.go)
+	rebalanceTimeout       int32        // ms
 
 	epoch, prevEpoch   int32
 	state              memberState

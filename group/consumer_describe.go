@@ -39,6 +39,9 @@ func (c *Coordinator) ConsumerDescribe(now time.Time, groupID string) kmsg.Consu
 		dm.SubscribedTopics, dm.SubscribedTopicRegex = append([]string{}, m.topics...), nullable(m.regex)
 		dm.Assignment, dm.TargetAssignment = c.describeAssignment(m.assigned), c.describeAssignment(s.target[id])
 		dm.MemberType = 1 // consumer protocol (KIP-1099)
+		if m.classic != nil {
+			dm.MemberType = 0 // classic protocol
+		}
 		d.Members = append(d.Members, dm)
 	}
 	return d

@@ -17,6 +17,9 @@ type hbCtx struct {
 	undo    func()
 	entries []entry
 	fresh   bool // the member's records must be written whether or not it changed
+	// upgraded: the heartbeat turns a classic group with members into a
+	// consumer group (consumer_migrate.go).
+	upgraded bool
 }
 
 // ConsumerHeartbeat handles ConsumerGroupHeartbeat (KIP-848, Kafka's
@@ -58,6 +61,9 @@ func (c *Coordinator) ConsumerHeartbeat(now time.Time, req *kmsg.ConsumerGroupHe
 		resp.ErrorCode, resp.ErrorMessage = code, nullable(msg)
 		return resp
 	}
+	if h.upgraded {
+		c.finishUpgrade(h.g)
+	}
 	return c.heartbeatResponse(h, m, resp)
 }
 
@@ -95,7 +101,8 @@ func (c *Coordinator) validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest)
 // a joining member. An empty classic group (one that only stores
 // offsets) becomes a consumer group, keeping its offsets, as Kafka's
 // online upgrade of an empty group does; a classic group with members
-// is refused.
+// is upgraded if group.consumer.migration.policy allows
+// (consumer_migrate.go), else refused.
 func (c *Coordinator) consumerGroup(h *hbCtx) (int16, string) {
 	id, create := h.req.Group, h.req.MemberEpoch == joinEpoch
 	g := c.groups[id]
@@ -107,6 +114,10 @@ func (c *Coordinator) consumerGroup(h *hbCtx) (int16, string) {
 		g.cons, g.protocolType = newConsumerState(), consumerProtocolType
 		c.groups[id] = g
 		h.undo = func() { delete(c.groups, id) }
+	case g.cons == nil && create && len(g.members) > 0 && !g.is(Dead):
+		if code, msg := c.upgradeClassic(h, g); code != 0 {
+			return code, msg
+		}
 	case g.cons == nil && (!create || len(g.members) > 0 || g.is(Dead)):
 		return kerr.GroupIDNotFound.Code, "Group " + id + " is not a consumer group."
 	case g.cons == nil:
@@ -129,7 +140,6 @@ func (c *Coordinator) consumerJoinOrBeat(h *hbCtx) (*cmember, int16, string) {
 	if code, msg := c.consumerGroup(h); code != 0 {
 		return nil, code, msg
 	}
-	s := h.g.cons
 	m, bump, code, msg := c.findMember(h)
 	if code != 0 {
 		return nil, code, msg
@@ -138,17 +148,8 @@ func (c *Coordinator) consumerJoinOrBeat(h *hbCtx) (*cmember, int16, string) {
 	if c.updateMember(h, m) {
 		bump = true
 	}
-	if !sameMemberMetadata(before, m) || bump || h.fresh {
-		h.entries = append(h.entries, entry{cgKey(cgMemberKey, h.g.id, m.id), cgMemberValue(m)})
-	}
+	c.writeMember(h, before, m, bump)
 	c.refreshRegexes(h)
-	hash := metadataHash(s.subscribedTopics(), c.cfg.Topics)
-	if bump || hash != s.metadataHash {
-		c.bumpEpoch(h, hash)
-	}
-	if s.epoch > s.assignmentEpoch {
-		c.computeTarget(h)
-	}
 	var owned partSet
 	if h.req.Topics != nil {
 		owned = partSet{}
@@ -158,11 +159,34 @@ func (c *Coordinator) consumerJoinOrBeat(h *hbCtx) (*cmember, int16, string) {
 			}
 		}
 	}
+	c.advance(h, before, m, bump, owned)
+	return m, 0, ""
+}
+
+// writeMember records m's metadata if it changed (or must be written).
+func (c *Coordinator) writeMember(h *hbCtx, before, m *cmember, bump bool) {
+	if !sameMemberMetadata(before, m) || bump || h.fresh {
+		h.entries = append(h.entries, entry{cgKey(cgMemberKey, h.g.id, m.id), cgMemberValue(m)})
+	}
+}
+
+// advance bumps the group epoch if the membership, a subscription or
+// the subscribed topics' metadata changed, recomputes the target if it
+// lags, and moves m one step towards its target given what it owns
+// (nil: not reported), recording its new assignment.
+func (c *Coordinator) advance(h *hbCtx, before, m *cmember, bump bool, owned partSet) {
+	s := h.g.cons
+	hash := metadataHash(s.subscribedTopics(), c.cfg.Topics)
+	if bump || hash != s.metadataHash {
+		c.bumpEpoch(h, hash)
+	}
+	if s.epoch > s.assignmentEpoch {
+		c.computeTarget(h)
+	}
 	reconcile(s, m, owned)
 	if !sameAssignment(before, m) || bump || h.fresh {
 		h.entries = append(h.entries, entry{cgKey(cgCurrentKey, h.g.id, m.id), cgCurrentValue(m)})
 	}
-	return m, 0, ""
 }
 
 // findMember returns the heartbeat's member, creating a joining one;
@@ -175,7 +199,7 @@ func (c *Coordinator) findMember(h *hbCtx) (m *cmember, bump bool, code int16, m
 	m = s.members[req.MemberID]
 	if req.MemberEpoch != joinEpoch {
 		switch {
-		case m == nil:
+		case m == nil, m.classic != nil:
 			return nil, false, kerr.UnknownMemberID.Code, "Member " + req.MemberID + " is not a member of group " + req.Group + "."
 		case req.MemberEpoch == m.epoch:
 		case req.MemberEpoch < m.epoch && req.MemberEpoch == m.prevEpoch && ownedWithin(req.Topics, m.assigned):
@@ -240,6 +264,7 @@ func ownedWithin(topics []kmsg.ConsumerGroupHeartbeatRequestTopic, assigned part
 func (c *Coordinator) updateMember(h *hbCtx, m *cmember) bool {
 	req := h.req
 	m.clientID, m.clientHost = h.client.ID, h.client.Host
+	m.classic = nil // a member that joins with ConsumerGroupHeartbeat uses the consumer protocol
 	if req.InstanceID != nil {
 		m.instanceID = *req.InstanceID
 	}
@@ -268,7 +293,7 @@ func (c *Coordinator) updateMember(h *hbCtx, m *cmember) bool {
 
 func sameMemberMetadata(a, b *cmember) bool {
 	return a.instanceID == b.instanceID && a.rackID == b.rackID && a.clientID == b.clientID &&
-		a.clientHost == b.clientHost && slices.Equal(a.topics, b.topics) && a.regex == b.regex && a.assignor == b.assignor &&
+		a.clientHost == b.clientHost && slices.Equal(a.topics, b.topics) && a.regex == b.regex && a.assignor == b.assignor && a.classic.equal(b.classic) &&
 		a.rebalanceTimeout == b.rebalanceTimeout
 }
 
@@ -487,7 +512,7 @@ func (c *Coordinator) expireConsumerMember(g *group, memberID string, revoke boo
 		return
 	}
 	m := g.cons.members[memberID]
-	if revoke && m.state != memberUnrevoked {
+	if revoke && m.classic == nil && m.state != memberUnrevoked { // a classic member's deadline is its JoinGroup's or SyncGroup's
 		return
 	}
 	saved := g.cons.clone()

@@ -104,8 +104,12 @@ func (c *Coordinator) installConsumerGroups(ld *loader, now time.Time) {
 		g.cons, g.protocolType = cg.s, consumerProtocolType
 		g.syncConsumerState(now)
 		c.groups[id] = g
-		for mid := range cg.s.members {
-			c.timers.set(consumerSessionKey(id, mid), now.Add(c.cfg.ConsumerSessionTimeout))
+		for mid, m := range cg.s.members {
+			session := c.cfg.ConsumerSessionTimeout
+			if m.classic != nil {
+				session = time.Duration(m.classic.sessionTimeout) * time.Millisecond
+			}
+			c.timers.set(consumerSessionKey(id, mid), now.Add(session))
 		}
 	}
 }

@@ -22,7 +22,10 @@ import (
 //	       value: instance_id nstring | rack_id nstring | client_id string
 //	       | client_host string | subscribed_topic_names []string
 //	       | subscribed_topic_regex nstring | rebalance_timeout_ms int32
-//	       | server_assignor nstring | tags
+//	       | server_assignor nstring
+//	       | tags {0: classic_member_metadata: session_timeout_ms int32
+//	         | supported_protocols []{name string | metadata bytes | tags}
+//	         | tags} (set for a member of the classic protocol)
 //	type 6 ConsumerGroupTargetAssignmentMetadata  key: group
 //	       value: assignment_epoch int32 | tags
 //	type 7 ConsumerGroupTargetAssignmentMember    key: group | member_id
@@ -227,8 +230,39 @@ func cgMemberValue(m *cmember) []byte {
 	f.str(m.regex) // Kafka writes "" for a member without one
 	f.i32(m.rebalanceTimeout)
 	f.nstr(nullable(m.assignor))
-	f.noTags()
+	if m.classic == nil {
+		f.noTags()
+		return f.b
+	}
+	cm := &flex{} // tag 0: ClassicMemberMetadata
+	cm.i32(m.classic.sessionTimeout)
+	cm.uv(len(m.classic.protocols) + 1)
+	for _, p := range m.classic.protocols {
+		cm.str(p.name)
+		cm.uv(len(p.metadata) + 1)
+		cm.b = append(cm.b, p.metadata...)
+		cm.noTags()
+	}
+	cm.noTags()
+	f.uv(1)
+	f.uv(0)
+	f.uv(len(cm.b))
+	f.b = append(f.b, cm.b...)
 	return f.b
+}
+
+// readClassicMeta decodes ConsumerGroupMemberMetadataValue's tag 0.
+func readClassicMeta(b []byte) (*classicMeta, error) {
+	r := &reader{b: b}
+	cm := &classicMeta{sessionTimeout: r.i32()}
+	for n := r.uv() - 1; n > 0 && r.err == nil; n-- {
+		name := r.str()
+		md := r.need(max(r.uv()-1, 0)) // null metadata reads as empty
+		r.tags(nil)
+		cm.protocols = append(cm.protocols, protocol{name: name, metadata: slices.Clone(md)})
+	}
+	r.tags(nil)
+	return cm, r.err
 }
 
 func cgTargetMetadataValue(epoch int32) []byte {
@@ -340,7 +374,11 @@ func readCGMember(id string, b []byte) (*cmember, error) {
 	m.regex = derefString(r.nstr())
 	m.rebalanceTimeout = r.i32()
 	m.assignor = derefString(r.nstr())
-	r.tags(nil)
+	r.tags(func(tag int, data []byte) {
+		if tag == 0 && r.err == nil {
+			m.classic, r.err = readClassicMeta(data)
+		}
+	})
 	slices.Sort(m.topics)
 	return m, r.err
 }

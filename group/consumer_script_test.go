@@ -76,10 +76,14 @@ func (s *script) cmdCGTopics(t *testing.T, td *datadriven.TestData) {
 
 // cmdCGConfig sets consumer group settings:
 //
-//	cg-config [max-size=N]
+//	cg-config [max-size=N] [migration=bidirectional|upgrade|downgrade|disabled]
 func (s *script) cmdCGConfig(t *testing.T, td *datadriven.TestData) {
 	td.MaybeScanArgs(t, "max-size", &s.cfg.ConsumerMaxSize)
+	td.MaybeScanArgs(t, "migration", &s.cfg.MigrationPolicy)
 	s.c.cfg.ConsumerMaxSize = s.cfg.ConsumerMaxSize
+	if s.cfg.MigrationPolicy != "" {
+		s.c.cfg.MigrationPolicy = s.cfg.MigrationPolicy
+	}
 	s.printf("ok")
 }
 
@@ -214,6 +218,9 @@ func (s *script) cmdCGDescribe(t *testing.T, td *datadriven.TestData) {
 	for _, mid := range cs.memberIDs() {
 		m := cs.members[mid]
 		sub := strings.Join(m.topics, ",")
+		if m.classic != nil {
+			sub += fmt.Sprintf(") classic(session=%dms", m.classic.sessionTimeout)
+		}
 		if m.regex != "" {
 			sub += fmt.Sprintf(") regex=%q resolved=(%s", m.regex, strings.Join(cs.memberTopics(m), ","))
 		}
@@ -252,6 +259,13 @@ func describeCGRecord(r record.Record) string {
 		line := fmt.Sprintf("%s: topics=(%s) assignor=%q instance=%q", head, strings.Join(m.topics, ","), m.assignor, m.instanceID)
 		if m.regex != "" {
 			line += fmt.Sprintf(" regex=%q", m.regex)
+		}
+		if m.classic != nil {
+			var names []string
+			for _, p := range m.classic.protocols {
+				names = append(names, p.name)
+			}
+			line += fmt.Sprintf(" classic(session=%dms protocols=%s)", m.classic.sessionTimeout, strings.Join(names, ","))
 		}
 		return line + errSuffix(err)
 	case cgRegexKey:

@@ -52,10 +52,13 @@
 //   - The in-memory offsets and groups are what replaying the log
 //     (BeginLoad, Load, FinishLoad) would rebuild.
 //   - A group is classic or a consumer group (its cons field set), never
-//     both: a classic JoinGroup to a consumer group with members is
-//     INCONSISTENT_GROUP_PROTOCOL, a consumer member may take over only
-//     a classic group without members, and either kind turns into the
-//     other only while Empty, keeping its offsets.
+//     both. A consumer group may have classic members (consumer
+//     protocol JoinGroup, SyncGroup, Heartbeat, LeaveGroup served from
+//     it, consumer_classic.go); a classic group with members becomes a
+//     consumer group when a consumer member joins it, if
+//     group.consumer.migration.policy allows (consumer_migrate.go);
+//     otherwise either kind turns into the other only while Empty,
+//     keeping its offsets.
 //   - In a consumer group no partition is held by two members at once:
 //     a member is given a partition of its target only once no other
 //     member has it assigned or pending revocation; a member that must
@@ -119,7 +122,7 @@
 // delay, group.max.size, loading after a restart; for consumer groups,
 // joins, revocation before assignment, both assignors, static members,
 // leaves, session and rebalance timeouts, member-epoch commits, regular
-// expression subscriptions) are
+// expression subscriptions, classic members and the online upgrade) are
 // scripts under testdata/script, run by TestScripts with
 // github.com/cockroachdb/datadriven:
 // each step is a request, a clock tick, a load, unload or crash, and its
@@ -129,10 +132,15 @@
 //
 // # Not done
 //
-// Share and streams groups. In KIP-848 consumer groups: classic
-// members joining a consumer group and the online upgrade of a classic group with members
-// (Kafka's group.consumer.migration.policy), rack-aware assignment, and
-// client-side assignors. The uniform assignor is Varve's own balanced,
+// Share and streams groups. In KIP-848 consumer groups: the online
+// downgrade (a consumer group whose last consumer-protocol member leaves
+// stays a consumer group of classic members rather than turning back
+// into a classic group), rack-aware assignment, and client-side
+// assignors. Regular expressions are resolved in the heartbeat that
+// needs them (Kafka resolves them in the background) and, as in Kafka,
+// with the principal of the member whose heartbeat resolves them; like
+// Kafka's, they may match internal topics the member may describe. The
+// uniform assignor is Varve's own balanced,
 // sticky algorithm, not Kafka's code: its choices may differ from
 // Kafka's, never its balance (members with one subscription differ by
 // at most one partition). A transactional offset and a plain commit of the

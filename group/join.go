@@ -60,6 +60,10 @@ func (c *Coordinator) Join(now time.Time, req *kmsg.JoinGroupRequest, client Cli
 		g = newGroup(jr.groupID, now, c.bounds)
 		c.groups[jr.groupID] = g
 	}
+	if g.cons != nil && len(g.cons.members) > 0 {
+		c.classicJoinConsumer(g, jr) // consumer_classic.go
+		return
+	}
 	if code := c.revertConsumerGroup(g); code != 0 {
 		reply(joinError(jr.memberID, code))
 		return
