@@ -1,6 +1,10 @@
 package group
 
-import "time"
+import (
+	"maps"
+	"slices"
+	"time"
+)
 
 // Loading consumer groups: the last record of each key wins and a
 // tombstone removes its key, as for classic groups. A group's records
@@ -96,7 +100,8 @@ func (g *cgLoad) apply(k cgRecordKey, value []byte) error {
 
 // installConsumerGroups makes the loaded consumer groups live.
 func (c *Coordinator) installConsumerGroups(ld *loader, now time.Time) {
-	for id, cg := range ld.cgroups {
+	for _, id := range slices.Sorted(maps.Keys(ld.cgroups)) {
+		cg := ld.cgroups[id]
 		if !cg.hasMeta {
 			continue
 		}
@@ -104,7 +109,8 @@ func (c *Coordinator) installConsumerGroups(ld *loader, now time.Time) {
 		g.cons, g.protocolType = cg.s, consumerProtocolType
 		g.syncConsumerState(now)
 		c.groups[id] = g
-		for mid, m := range cg.s.members {
+		for _, mid := range cg.s.memberIDs() { // sorted: equal deadlines fire in a fixed order
+			m := cg.s.members[mid]
 			session := c.cfg.ConsumerSessionTimeout
 			if m.classic != nil {
 				session = time.Duration(m.classic.sessionTimeout) * time.Millisecond

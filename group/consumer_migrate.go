@@ -155,8 +155,8 @@ func (c *Coordinator) finishUpgrade(g *group) {
 	c.timers.cancel(syncKey(g.id))
 	g.join, g.leader, g.protocol, g.generation = nil, "", "", 0
 	clear(g.toSync)
-	for id, m := range g.cons.members {
-		if m.classic != nil {
+	for _, id := range g.cons.memberIDs() {
+		if m := g.cons.members[id]; m.classic != nil {
 			c.timers.set(consumerSessionKey(g.id, id), c.now.Add(time.Duration(m.classic.sessionTimeout)*time.Millisecond))
 		}
 	}
