@@ -263,23 +263,7 @@ func (c *Coordinator) armRejoin(g *group, m *cmember) {
 // classicAssignment encodes the partitions m holds as a consumer
 // protocol assignment, in the version of its subscription.
 func (c *Coordinator) classicAssignment(m *cmember) []byte {
-	a := kmsg.NewConsumerMemberAssignment()
-	if md := m.classic.protocols[0].metadata; len(md) >= 2 {
-		a.Version = min(max(int16(md[0])<<8|int16(md[1]), 0), 3)
-	}
-	for _, t := range m.assigned.byTopic() {
-		if c.cfg.Topics == nil {
-			break
-		}
-		info, ok := c.cfg.Topics.TopicByID(t.id)
-		if !ok {
-			continue
-		}
-		at := kmsg.NewConsumerMemberAssignmentTopic()
-		at.Topic, at.Partitions = info.Name, t.partitions
-		a.Topics = append(a.Topics, at)
-	}
-	return a.AppendTo(nil)
+	return c.encodeAssignment(m.assigned, m.classic.protocols[0].metadata)
 }
 
 // classicHeartbeatConsumer handles a Heartbeat to a consumer group.

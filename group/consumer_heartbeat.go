@@ -20,6 +20,9 @@ type hbCtx struct {
 	// upgraded: the heartbeat turns a classic group with members into a
 	// consumer group (consumer_migrate.go).
 	upgraded bool
+	// downgrade, if set, turns the group back into a classic group once
+	// the heartbeat's records are written (consumer_migrate.go).
+	downgrade func()
 }
 
 // ConsumerHeartbeat handles ConsumerGroupHeartbeat (KIP-848, Kafka's
@@ -63,6 +66,9 @@ func (c *Coordinator) ConsumerHeartbeat(now time.Time, req *kmsg.ConsumerGroupHe
 	}
 	if h.upgraded {
 		c.finishUpgrade(h.g)
+	}
+	if h.downgrade != nil {
+		h.downgrade()
 	}
 	return c.heartbeatResponse(h, m, resp)
 }
@@ -420,7 +426,11 @@ func (c *Coordinator) consumerLeave(h *hbCtx) (*cmember, int16, string) {
 		h.entries = append(h.entries, entry{cgKey(cgCurrentKey, h.g.id, m.id), cgCurrentValue(m)})
 		return m, 0, ""
 	}
-	c.removeMember(h, m)
+	if downgrade, finish := c.downgradeConsumer(h, m.id); finish != nil {
+		h.entries, h.downgrade = append(h.entries, downgrade...), finish
+	} else {
+		c.removeMember(h, m)
+	}
 	return &cmember{id: m.id, epoch: leaveEpoch}, 0, ""
 }
 
@@ -517,7 +527,12 @@ func (c *Coordinator) expireConsumerMember(g *group, memberID string, revoke boo
 	}
 	saved := g.cons.clone()
 	h := &hbCtx{g: g}
-	c.removeMember(h, m)
+	downgrade, finish := c.downgradeConsumer(h, memberID)
+	if finish != nil {
+		h.entries = downgrade
+	} else {
+		c.removeMember(h, m)
+	}
 	if err := c.append(h.entries); err != nil {
 		g.cons = saved // retried at the next deadline
 		c.timers.set(consumerSessionKey(g.id, memberID), c.now.Add(c.cfg.ConsumerHeartbeatInterval))
@@ -525,8 +540,12 @@ func (c *Coordinator) expireConsumerMember(g *group, memberID string, revoke boo
 	}
 	c.timers.cancel(consumerSessionKey(g.id, memberID))
 	c.timers.cancel(consumerRevokeKey(g.id, memberID))
-	g.syncConsumerState(c.now)
 	c.cfg.Logger.Info("consumer group member fenced", "group", g.id, "member", memberID, "rebalance_timeout", revoke)
+	if finish != nil {
+		finish()
+		return
+	}
+	g.syncConsumerState(c.now)
 }
 
 func (s *consumerState) clone() *consumerState {

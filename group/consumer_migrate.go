@@ -1,6 +1,7 @@
 package group
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -161,4 +162,129 @@ func (c *Coordinator) finishUpgrade(g *group) {
 		}
 	}
 	c.cfg.Logger.Info("classic group upgraded to a consumer group", "group", g.id, "members", len(g.cons.members))
+}
+
+// Online downgrade (Kafka's validateOnlineDowngradeWithFencedMember,
+// convertToClassicGroup, ClassicGroup.fromConsumerGroup): when the last
+// member of the consumer protocol leaves or is fenced and the others are
+// classic members, the group turns back into a classic group, if
+// group.consumer.migration.policy allows (downgrade or bidirectional)
+// and group.max.size admits its members. The consumer group's records
+// are deleted and the classic group's written in one batch: Stable at
+// the group epoch, the members in member id order (the first leads),
+// each with its target assignment in the consumer protocol. A rebalance
+// starts at once, so the members rejoin it as a classic group.
+
+// downgradeRefusal is why the consumer group may not turn back into a
+// classic group when leaving goes, "" if it may.
+func (c *Coordinator) downgradeRefusal(s *consumerState, leaving string) string {
+	for id, m := range s.members {
+		if id != leaving && m.classic == nil {
+			return "a member uses the consumer protocol"
+		}
+	}
+	switch {
+	case len(s.members) <= 1:
+		return "the group is empty"
+	case !migrationAllows(c.cfg.MigrationPolicy, MigrationDowngrade):
+		return "the online downgrade is disabled"
+	case len(s.members)-1 > c.cfg.MaxSize:
+		return "the group size exceeds the classic group maximum size"
+	}
+	return ""
+}
+
+// downgradeConsumer returns the records that turn h's consumer group,
+// without member leaving, into a classic group, and the function that
+// makes the change once they are written; nil if the group stays a
+// consumer group.
+func (c *Coordinator) downgradeConsumer(h *hbCtx, leaving string) ([]entry, func()) {
+	g, s := h.g, h.g.cons
+	if why := c.downgradeRefusal(s, leaving); why != "" {
+		if why != "a member uses the consumer protocol" && why != "the group is empty" {
+			c.cfg.Logger.Info("consumer group not downgraded to a classic group", "group", g.id, "reason", why)
+		}
+		return nil, nil
+	}
+	ids := s.memberIDs()
+	var entries []entry
+	for _, id := range ids {
+		entries = append(entries, entry{key: cgKey(cgCurrentKey, g.id, id)})
+	}
+	for _, id := range ids {
+		entries = append(entries, entry{key: cgKey(cgTargetMemberKey, g.id, id)})
+	}
+	entries = append(entries, entry{key: cgKey(cgTargetMetadataKey, g.id)})
+	for _, id := range ids {
+		entries = append(entries, entry{key: cgKey(cgMemberKey, g.id, id)})
+	}
+	for _, expr := range slices.Sorted(maps.Keys(s.regexes)) {
+		entries = append(entries, entry{key: cgRegexKeyBytes(g.id, expr)})
+	}
+	entries = append(entries, entry{key: cgKey(cgMetadataKey, g.id)})
+
+	cg := newGroup(g.id, c.now, bounds{}) // the classic group to be, for its record
+	cg.generation, cg.protocolType = s.epoch, consumerProtocolType
+	var members []*member
+	for _, id := range ids {
+		if id == leaving {
+			continue
+		}
+		cm := s.members[id]
+		m := &member{id: id, instanceID: cm.instanceID, clientID: cm.clientID, clientHost: cm.clientHost,
+			rebalanceTimeout: cm.rebalanceTimeout, sessionTimeout: cm.classic.sessionTimeout,
+			protocolType: consumerProtocolType, protocols: cm.classic.protocols}
+		cg.add(m, nil, 0)
+		members = append(members, m)
+	}
+	cg.protocol = cg.selectProtocol()
+	assignments := map[string][]byte{}
+	for _, m := range members {
+		m.assignment = c.encodeAssignment(s.target[m.id], m.metadata(cg.protocol))
+		assignments[m.id] = m.assignment
+	}
+	entries = append(entries, entry{groupKey(g.id), groupValue(cg, assignments)})
+	return entries, func() { c.finishDowngrade(g, cg.generation, cg.protocol, members, ids) }
+}
+
+// finishDowngrade makes g the classic group its records describe, and
+// starts a rebalance.
+func (c *Coordinator) finishDowngrade(g *group, generation int32, protocol string, members []*member, ids []string) {
+	for _, id := range ids {
+		c.timers.cancel(consumerSessionKey(g.id, id))
+		c.timers.cancel(consumerRevokeKey(g.id, id))
+	}
+	g.cons, g.protocolType, g.generation = nil, consumerProtocolType, generation
+	g.state, g.stateTime = Stable, c.now
+	for _, m := range members {
+		g.add(m, nil, 0)
+		g.forceSettle(m)
+		c.scheduleHeartbeat(g, m)
+	}
+	g.protocol = protocol
+	g.subscribed = g.computeSubscribed()
+	c.cfg.Logger.Info("consumer group downgraded to a classic group", "group", g.id, "members", len(members))
+	c.prepareRebalance(g, "downgrade group "+g.id+" from consumer to classic")
+}
+
+// encodeAssignment is a consumer protocol assignment of ps in the
+// version of the member's subscription md.
+func (c *Coordinator) encodeAssignment(ps partSet, md []byte) []byte {
+	a := kmsg.NewConsumerMemberAssignment()
+	if len(md) >= 2 {
+		a.Version = min(max(int16(md[0])<<8|int16(md[1]), 0), 3)
+	}
+	for _, t := range ps.byTopic() {
+		if c.cfg.Topics == nil {
+			break
+		}
+		info, ok := c.cfg.Topics.TopicByID(t.id)
+		if !ok {
+			continue
+		}
+		at := kmsg.NewConsumerMemberAssignmentTopic()
+		at.Topic, at.Partitions = info.Name, t.partitions
+		a.Topics = append(a.Topics, at)
+	}
+	return a.AppendTo(nil)
 }

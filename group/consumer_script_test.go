@@ -78,10 +78,12 @@ func (s *script) cmdCGTopics(t *testing.T, td *datadriven.TestData) {
 //
 //	cg-config [max-size=N] [migration=bidirectional|upgrade|downgrade|disabled]
 func (s *script) cmdCGConfig(t *testing.T, td *datadriven.TestData) {
-	td.MaybeScanArgs(t, "max-size", &s.cfg.ConsumerMaxSize)
-	td.MaybeScanArgs(t, "migration", &s.cfg.MigrationPolicy)
-	s.c.cfg.ConsumerMaxSize = s.cfg.ConsumerMaxSize
-	if s.cfg.MigrationPolicy != "" {
+	if td.HasArg("max-size") {
+		td.ScanArgs(t, "max-size", &s.cfg.ConsumerMaxSize)
+		s.c.cfg.ConsumerMaxSize = s.cfg.ConsumerMaxSize
+	}
+	if td.HasArg("migration") {
+		td.ScanArgs(t, "migration", &s.cfg.MigrationPolicy)
 		s.c.cfg.MigrationPolicy = s.cfg.MigrationPolicy
 	}
 	s.printf("ok")

@@ -55,10 +55,11 @@
 //     both. A consumer group may have classic members (consumer
 //     protocol JoinGroup, SyncGroup, Heartbeat, LeaveGroup served from
 //     it, consumer_classic.go); a classic group with members becomes a
-//     consumer group when a consumer member joins it, if
-//     group.consumer.migration.policy allows (consumer_migrate.go);
-//     otherwise either kind turns into the other only while Empty,
-//     keeping its offsets.
+//     consumer group when a consumer member joins it, and a consumer
+//     group whose last consumer member leaves or is fenced turns back
+//     into a classic group, if group.consumer.migration.policy allows
+//     (consumer_migrate.go); otherwise either kind turns into the other
+//     only while Empty, keeping its offsets.
 //   - In a consumer group no partition is held by two members at once:
 //     a member is given a partition of its target only once no other
 //     member has it assigned or pending revocation; a member that must
@@ -122,7 +123,8 @@
 // delay, group.max.size, loading after a restart; for consumer groups,
 // joins, revocation before assignment, both assignors, static members,
 // leaves, session and rebalance timeouts, member-epoch commits, regular
-// expression subscriptions, classic members and the online upgrade) are
+// expression subscriptions, classic members, the online upgrade and
+// downgrade) are
 // scripts under testdata/script, run by TestScripts with
 // github.com/cockroachdb/datadriven:
 // each step is a request, a clock tick, a load, unload or crash, and its
@@ -133,10 +135,10 @@
 // # Not done
 //
 // Share and streams groups. In KIP-848 consumer groups: the online
-// downgrade (a consumer group whose last consumer-protocol member leaves
-// stays a consumer group of classic members rather than turning back
-// into a classic group), rack-aware assignment, and client-side
-// assignors. Regular expressions are resolved in the heartbeat that
+// downgrade when a classic static member replaces the last member of
+// the consumer protocol (Kafka downgrades then too; Varve keeps a
+// consumer group of classic members until one leaves or is fenced),
+// rack-aware assignment, and client-side assignors. Regular expressions are resolved in the heartbeat that
 // needs them (Kafka resolves them in the background) and, as in Kafka,
 // with the principal of the member whose heartbeat resolves them; like
 // Kafka's, they may match internal topics the member may describe. The
