@@ -12,8 +12,11 @@ package cluster
 // group.version 1 is finalized (otherwise UNSUPPORTED_VERSION, and
 // ApiVersions leaves the API out). A regular expression subscription
 // (v1) resolves to the topics the member's principal may DESCRIBE.
-// Skipped: classic members in a consumer group (JoinGroup answers
-// INCONSISTENT_GROUP_PROTOCOL).
+// Classic consumers (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) may be
+// members of a consumer group, and a classic group with members is
+// upgraded when a member joins it here, and downgraded when the last
+// member of this protocol leaves, as group.consumer.migration.policy
+// allows (package group, consumer_classic.go and consumer_migrate.go).
 
 import (
 	"time"
