@@ -32,6 +32,8 @@ func (c *Coordinator) CheckFetchMember(now time.Time, groupID string, memberID *
 	switch {
 	case m == nil:
 		return kerr.UnknownMemberID.Code
+	case epoch != m.epoch && m.classic != nil:
+		return kerr.IllegalGeneration.Code // a classic member's epoch is its generation
 	case epoch != m.epoch:
 		return kerr.StaleMemberEpoch.Code
 	}
@@ -41,7 +43,8 @@ func (c *Coordinator) CheckFetchMember(now time.Time, groupID string, memberID *
 // revertConsumerGroup lets a classic member join where a consumer group
 // is: an Empty consumer group becomes a classic group, keeping its
 // offsets (Kafka's downgrade of an empty group); one with members
-// answers INCONSISTENT_GROUP_PROTOCOL (mixed groups are not served).
+// answers INCONSISTENT_GROUP_PROTOCOL (Join serves classic members of a
+// consumer group with members before it gets here, consumer_classic.go).
 // Nothing to do for a classic group.
 func (c *Coordinator) revertConsumerGroup(g *group) int16 {
 	switch {
