@@ -138,7 +138,10 @@
 // downgrade when a classic static member replaces the last member of
 // the consumer protocol (Kafka downgrades then too; Varve keeps a
 // consumer group of classic members until one leaves or is fenced),
-// rack-aware assignment, and client-side assignors. Regular expressions are resolved in the heartbeat that
+// rack-aware assignment, and client-side assignors. The protocol
+// metadata of classic members of a consumer group is not counted
+// against the metadata bounds (bound.go), as no consumer group member's
+// is. Regular expressions are resolved in the heartbeat that
 // needs them (Kafka resolves them in the background) and, as in Kafka,
 // with the principal of the member whose heartbeat resolves them; like
 // Kafka's, they may match internal topics the member may describe. The
