@@ -108,6 +108,10 @@ func (c *Coordinator) classicJoinConsumer(g *group, jr joinRequest) {
 		return
 	}
 	g.syncConsumerState(c.now)
+	if h.replaced != "" {
+		c.timers.cancel(consumerSessionKey(g.id, h.replaced))
+		c.timers.cancel(consumerRevokeKey(g.id, h.replaced))
+	}
 	c.timers.set(consumerSessionKey(g.id, m.id), c.now.Add(time.Duration(m.classic.sessionTimeout)*time.Millisecond))
 	c.timers.set(consumerRevokeKey(g.id, m.id), c.now.Add(time.Duration(m.rebalanceTimeout)*time.Millisecond)) // SyncGroup due
 	r := kmsg.NewPtrJoinGroupResponse()
@@ -136,8 +140,7 @@ func (c *Coordinator) classicMember(h *hbCtx, jr joinRequest, known bool) (*cmem
 			s.target[m.id] = s.target[old.id]
 			delete(s.target, old.id)
 			h.entries = append(h.entries, entry{cgKey(cgTargetMemberKey, h.g.id, m.id), cgTargetMemberValue(s.target[m.id])})
-			c.timers.cancel(consumerSessionKey(h.g.id, old.id))
-			c.timers.cancel(consumerRevokeKey(h.g.id, old.id))
+			h.replaced = old.id // its timers stop once the records are written
 			return m, false, 0
 		case old != nil:
 			return nil, false, kerr.FencedInstanceID.Code

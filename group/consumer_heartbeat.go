@@ -23,6 +23,8 @@ type hbCtx struct {
 	// downgrade, if set, turns the group back into a classic group once
 	// the heartbeat's records are written (consumer_migrate.go).
 	downgrade func()
+	// replaced is the static member a classic one replaced (consumer_classic.go).
+	replaced string
 }
 
 // ConsumerHeartbeat handles ConsumerGroupHeartbeat (KIP-848, Kafka's
