@@ -102,10 +102,12 @@ func (c *Coordinator) classicJoinConsumer(g *group, jr joinRequest) {
 	c.writeMember(h, before, m, bump)
 	c.dropUnusedRegexes(h)
 	c.advance(h, before, m, bump, c.namedParts(sub.OwnedPartitions))
-	if code := appendCode(c.append(h.entries), false); code != 0 {
-		g.cons = saved
-		jr.reply(joinError(asked, code))
-		return
+	if len(h.entries) > 0 { // a rejoin that changes nothing writes nothing
+		if code := appendCode(c.append(h.entries), false); code != 0 {
+			g.cons = saved
+			jr.reply(joinError(asked, code))
+			return
+		}
 	}
 	g.syncConsumerState(c.now)
 	if h.replaced != "" {

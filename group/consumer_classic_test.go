@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"pgregory.net/rapid"
 )
 
 // classicJoin sends a JoinGroup v5 of a cooperative consumer owning
@@ -127,4 +128,121 @@ func TestClassicMemberCooperativeInConsumerGroup(t *testing.T) {
 	if got := classicSync(t, c, now, "u1", 3); !slices.Equal(got["a"], kept["a"]) {
 		t.Fatalf("assigned %v after revoking, want %v", got, kept)
 	}
+}
+
+// modelClassicBeat moves a cooperative classic consumer one step: a
+// member heartbeats, and rejoins (JoinGroup reporting what it owns,
+// then SyncGroup) when told to or when it is not a member; it owns what
+// the last SyncGroup gave it, and nothing once fenced.
+func modelClassicBeat(c *Coordinator, now time.Time, cl *modelClient, rejoin bool) {
+	if cl.epoch > 0 && !rejoin {
+		beat := kmsg.NewPtrHeartbeatRequest()
+		beat.Group, beat.MemberID, beat.Generation = "g", cl.id, cl.epoch
+		switch c.Heartbeat(now, beat).ErrorCode {
+		case 0:
+			return
+		case kerr.RebalanceInProgress.Code:
+		default:
+			cl.epoch, cl.owned = 0, partSet{}
+		}
+	}
+	meta := kmsg.NewConsumerMemberMetadata()
+	meta.Version, meta.Topics = 3, cl.topics
+	for _, t := range cl.owned.byTopic() {
+		op := kmsg.NewConsumerMemberMetadataOwnedPartition()
+		op.Topic, op.Partitions = topicNameOf(t.id), t.partitions
+		meta.OwnedPartitions = append(meta.OwnedPartitions, op)
+	}
+	req := kmsg.NewPtrJoinGroupRequest()
+	req.Version, req.Group, req.MemberID, req.ProtocolType = 5, "g", cl.id, "consumer"
+	req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 45000, 30000
+	jp := kmsg.NewJoinGroupRequestProtocol()
+	jp.Name, jp.Metadata = "cooperative-sticky", meta.AppendTo(nil)
+	req.Protocols = []kmsg.JoinGroupRequestProtocol{jp}
+	var join *kmsg.JoinGroupResponse
+	c.Join(now, req, Client{ID: cl.id}, func(r *kmsg.JoinGroupResponse) { join = r })
+	if join == nil || join.ErrorCode != 0 {
+		cl.epoch, cl.owned = 0, partSet{} // a consumer group answers at once; else it is not one
+		return
+	}
+	sreq := kmsg.NewPtrSyncGroupRequest()
+	sreq.Group, sreq.MemberID, sreq.Generation = "g", cl.id, join.Generation
+	var sync *kmsg.SyncGroupResponse
+	c.Sync(now, sreq, func(r *kmsg.SyncGroupResponse) { sync = r })
+	if sync == nil || sync.ErrorCode != 0 {
+		cl.epoch, cl.owned = 0, partSet{}
+		return
+	}
+	var a kmsg.ConsumerMemberAssignment
+	if err := a.ReadFrom(sync.MemberAssignment); err != nil {
+		panic(err)
+	}
+	cl.epoch, cl.owned = join.Generation, partSet{}
+	for _, t := range a.Topics {
+		for _, p := range t.Partitions {
+			cl.owned.add(topicIDOf(t.Topic), p)
+		}
+	}
+}
+
+// Kafka: KIP-848 with classic members. Random heartbeats, rejoins,
+// subscription changes and clock ticks of two consumer-protocol and two
+// cooperative classic consumers never give a partition to two of them
+// at once, replaying the log rebuilds the group, and once everyone has
+// heartbeated a few rounds every subscribed partition is owned exactly
+// once.
+func TestMixedGroupRandomSequences(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		topics := scriptTopics{"a": 4, "b": 3}
+		cfg := Config{Topics: topics, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		log := &MemoryLog{}
+		c := New(0, cfg, log)
+		c.BeginLoad()
+		now := time.UnixMilli(1_700_000_000_000)
+		c.FinishLoad(now)
+		clients := []*modelClient{{id: "m0"}, {id: "m1"}, {id: "k0"}, {id: "k1"}}
+		classic := func(cl *modelClient) bool { return cl.id[0] == 'k' }
+		step := func(cl *modelClient) {
+			if classic(cl) {
+				modelClassicBeat(c, now, cl, false)
+			} else {
+				modelBeat(c, now, cl, cl.epoch)
+			}
+		}
+		for _, cl := range clients {
+			cl.owned, cl.topics = partSet{}, []string{"a"}
+		}
+		modelBeat(c, now, clients[0], 0) // a consumer group from the start
+		steps := rapid.IntRange(1, 60).Draw(rt, "steps")
+		for i := 0; i < steps; i++ {
+			cl := clients[rapid.IntRange(0, len(clients)-1).Draw(rt, "client")]
+			switch rapid.IntRange(0, 7).Draw(rt, "action") {
+			case 0:
+				now = now.Add(time.Duration(rapid.IntRange(1, 50).Draw(rt, "seconds")) * time.Second)
+				c.Tick(now)
+			case 1:
+				cl.topics = rapid.SampledFrom([][]string{{"a"}, {"b"}, {"a", "b"}}).Draw(rt, "topics")
+				if classic(cl) {
+					modelClassicBeat(c, now, cl, true) // a new subscription rejoins
+				} else {
+					modelBeat(c, now, cl, cl.epoch)
+				}
+			default:
+				step(cl)
+			}
+			if g := c.groups["g"]; g != nil && g.cons == nil {
+				return // the group went back to classic: another test's subject
+			}
+			checkConsumerSafety(rt, c, clients)
+		}
+		checkReplay(rt, c, log, now)
+		for round := 0; round < 8; round++ {
+			for _, cl := range clients {
+				if cl.epoch > 0 {
+					step(cl)
+				}
+			}
+		}
+		checkConverged(rt, c, clients, "")
+	})
 }
