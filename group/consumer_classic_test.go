@@ -246,3 +246,29 @@ func TestMixedGroupRandomSequences(t *testing.T) {
 		checkConverged(rt, c, clients, "")
 	})
 }
+
+// Kafka: KIP-447 with KIP-848 (ConsumerGroup.validateOffsetCommit for a
+// transactional commit). A consumer group member's TxnOffsetCommit names
+// it and its member epoch: a stale epoch is STALE_MEMBER_EPOCH, an
+// unknown member UNKNOWN_MEMBER_ID, and the member at its epoch commits.
+func TestConsumerGroupTxnOffsetCommitValidated(t *testing.T) {
+	cfg := testConfig()
+	cfg.Topics = scriptTopics{"a": 2}
+	h := newHarness(t, cfg)
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Version, hb.Group, hb.MemberID, hb.MemberEpoch, hb.RebalanceTimeoutMillis = 1, "g", "m1", 0, 10000
+	hb.SubscribedTopicNames, hb.Topics = []string{"a"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	r := h.c.ConsumerHeartbeat(h.now, hb, Client{ID: "m1"})
+	if r.ErrorCode != 0 || r.MemberEpoch != 1 {
+		t.Fatalf("join: %+v", r)
+	}
+	if code := h.txnCommit("g", "m1", 0, 1, "a", map[int32]int64{0: 5}); code != kerr.StaleMemberEpoch.Code {
+		t.Fatalf("stale epoch: %d, want STALE_MEMBER_EPOCH", code)
+	}
+	if code := h.txnCommit("g", "nobody", 1, 1, "a", map[int32]int64{0: 5}); code != kerr.UnknownMemberID.Code {
+		t.Fatalf("unknown member: %d, want UNKNOWN_MEMBER_ID", code)
+	}
+	if code := h.txnCommit("g", "m1", 1, 1, "a", map[int32]int64{0: 5}); code != 0 {
+		t.Fatalf("member at its epoch: %d, want ok", code)
+	}
+}

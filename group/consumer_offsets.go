@@ -40,6 +40,24 @@ func (c *Coordinator) CheckFetchMember(now time.Time, groupID string, memberID *
 	return 0
 }
 
+// validateConsumerTxnCommit is Kafka's ConsumerGroup.validateOffsetCommit
+// for TxnOffsetCommit (KIP-447 with KIP-848): the committer must be a
+// member at its member epoch (the request's generation), in any
+// version; a classic member with another epoch gets
+// ILLEGAL_GENERATION, a consumer-protocol member STALE_MEMBER_EPOCH.
+func validateConsumerTxnCommit(g *group, memberID string, epoch int32) int16 {
+	m := g.cons.members[memberID]
+	switch {
+	case m == nil:
+		return kerr.UnknownMemberID.Code
+	case epoch != m.epoch && m.classic != nil:
+		return kerr.IllegalGeneration.Code
+	case epoch != m.epoch:
+		return kerr.StaleMemberEpoch.Code
+	}
+	return 0
+}
+
 // revertConsumerGroup lets a classic member join where a consumer group
 // is: an Empty consumer group becomes a classic group, keeping its
 // offsets (Kafka's downgrade of an empty group); one with members

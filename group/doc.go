@@ -137,8 +137,9 @@
 // Share and streams groups. In KIP-848 consumer groups: the online
 // downgrade when a classic static member replaces the last member of
 // the consumer protocol (Kafka downgrades then too; Varve keeps a
-// consumer group of classic members until one leaves or is fenced),
-// rack-aware assignment, and client-side assignors. The protocol
+// consumer group of classic members until a member is fenced or a
+// consumer-protocol member leaves), rack-aware assignment, and
+// client-side assignors. The protocol
 // metadata of classic members of a consumer group is not counted
 // against the metadata bounds (bound.go), as no consumer group member's
 // is. Regular expressions are resolved in the heartbeat that
