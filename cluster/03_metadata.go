@@ -93,7 +93,7 @@ func (b *Broker) autoCreate(r *vnet.Request, topics []kmsg.MetadataRequestTopic)
 	var specs []topicSpec
 	seen, failed := map[string]bool{}, map[string]int16{}
 	for _, rt := range topics {
-		if rt.Topic == nil || seen[*rt.Topic] {
+		if rt.Topic == nil || rt.TopicID != ([16]byte{}) || seen[*rt.Topic] {
 			continue
 		}
 		seen[*rt.Topic] = true
@@ -134,7 +134,7 @@ func (b *Broker) autoCreate(r *vnet.Request, topics []kmsg.MetadataRequestTopic)
 
 func metadataFor(img *metadata.Image, rt kmsg.MetadataRequestTopic, failed map[string]int16) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
-	if rt.Topic == nil { // by id (v10+)
+	if rt.Topic == nil || rt.TopicID != ([16]byte{}) { // by id (v12; Java's client sends the name "" with an id)
 		t, ok := img.TopicByID(rt.TopicID)
 		if !ok {
 			mt.TopicID, mt.ErrorCode = rt.TopicID, kerr.UnknownTopicID.Code

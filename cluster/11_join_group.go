@@ -9,7 +9,9 @@ package cluster
 // it. v4+ first joins get MEMBER_ID_REQUIRED (KIP-394); v5+ static
 // members (group.instance.id, KIP-345); v9 SkipAssignment for a static
 // leader rejoining a Stable group (KIP-814). The member's host is the
-// peer address, as Kafka shows it ("/127.0.0.1").
+// peer address, as Kafka shows it ("/127.0.0.1"). A consumer joining a
+// KIP-848 consumer group with members is answered at once, its
+// assignment computed by the broker (group's consumer_classic.go).
 
 import (
 	"time"

@@ -10,9 +10,13 @@ package cluster
 // its assignment as it reconciles. v1 members make their own member id;
 // a v0 member joining without one is given one. Served only while
 // group.version 1 is finalized (otherwise UNSUPPORTED_VERSION, and
-// ApiVersions leaves the API out). Skipped: regular expression
-// subscriptions (INVALID_REQUEST), and classic members in a consumer
-// group (JoinGroup answers INCONSISTENT_GROUP_PROTOCOL).
+// ApiVersions leaves the API out). A regular expression subscription
+// (v1) resolves to the topics the member's principal may DESCRIBE.
+// Classic consumers (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) may be
+// members of a consumer group, and a classic group with members is
+// upgraded when a member joins it here, and downgraded when the last
+// member of this protocol leaves, as group.consumer.migration.policy
+// allows (package group, consumer_classic.go and consumer_migrate.go).
 
 import (
 	"time"
@@ -43,6 +47,9 @@ func serveConsumerGroupHeartbeat(b *Broker, r *vnet.Request, kreq kmsg.Request, 
 		return resp
 	}
 	client := group.Client{ID: r.ClientID, Host: clientHost(r)}
+	if b.authz != nil { // Kafka: a regular expression resolves to the topics the member may describe
+		client.MayDescribe = func(topic string) bool { return b.authorized(r, acl.OpDescribe, acl.ResourceTopic, topic) }
+	}
 	var resp *kmsg.ConsumerGroupHeartbeatResponse
 	b.groups.do(req.Group, func(c *group.Coordinator) { resp = c.ConsumerHeartbeat(time.Now(), req, client) })
 	return resp
@@ -73,6 +80,21 @@ func (t groupTopics) TopicByID(id group.TopicID) (group.TopicInfo, bool) {
 	}
 	return group.TopicInfo{Name: tp.Name, ID: id, Partitions: int32(len(tp.Partitions))}, true
 }
+
+// TopicNames lists the topics of one metadata image, sorted, with the
+// image's version.
+func (t groupTopics) TopicNames() ([]string, int64) {
+	img := t.b.meta.image()
+	names := make([]string, 0, img.NumTopics())
+	for tp := range img.Topics() {
+		names = append(names, tp.Name)
+	}
+	return names, img.Version()
+}
+
+// TopicsVersion is the metadata image's version: it moves on with every
+// metadata record, topic creations and deletions among them.
+func (t groupTopics) TopicsVersion() int64 { return t.b.meta.image().Version() }
 
 // consumerAssignors maps group.consumer.assignors to the assignors'
 // names: Kafka's class names stand for uniform and range.

@@ -90,6 +90,7 @@ func (b *Broker) groupConfig() group.Config {
 		ConsumerHeartbeatInterval: b.cfg.GroupConsumerHeartbeatIntervalMs.Duration(),
 		ConsumerMaxSize:           b.cfg.GroupConsumerMaxSize,
 		ConsumerAssignors:         consumerAssignors(b.cfg.GroupConsumerAssignors),
+		MigrationPolicy:           b.cfg.GroupConsumerMigrationPolicy,
 		Topics:                    groupTopics{b},
 		Logger:                    b.log.With("component", "group-coordinator"),
 	}

@@ -150,6 +150,7 @@ type Broker struct {
 	GroupConsumerHeartbeatIntervalMs Millis   // group.consumer.heartbeat.interval.ms
 	GroupConsumerMaxSize             int      // group.consumer.max.size
 	GroupConsumerAssignors           []string // group.consumer.assignors
+	GroupConsumerMigrationPolicy     string   // group.consumer.migration.policy
 
 	// Idempotent and transactional producers.
 	ProducerIDExpirationMs               Millis // producer.id.expiration.ms

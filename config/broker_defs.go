@@ -1,6 +1,9 @@
 package config
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // Kafka's defaults in the table below come from Kafka's own definitions
 // (ServerLogConfigs, LogConfig, CleanerConfig, SocketServerConfigs,
@@ -176,6 +179,11 @@ var brokerDefs = []def{
 	{name: "group.consumer.assignors", typ: tList, deflt: "org.apache.kafka.coordinator.group.assignor.UniformAssignor,org.apache.kafka.coordinator.group.assignor.RangeAssignor",
 		check: all(nonEmptyList, listOf("uniform", "range", "org.apache.kafka.coordinator.group.assignor.UniformAssignor", "org.apache.kafka.coordinator.group.assignor.RangeAssignor")),
 		field: func(b *Broker) any { return &b.GroupConsumerAssignors }},
+	{name: "group.consumer.migration.policy", typ: tString, deflt: "bidirectional", // Kafka's check ignores case
+		check: func(v any) error {
+			return oneOf("disabled", "upgrade", "downgrade", "bidirectional")(strings.ToLower(v.(string)))
+		},
+		field: func(b *Broker) any { return &b.GroupConsumerMigrationPolicy }},
 
 	// Producers and transactions (TransactionLogConfig, TransactionStateManagerConfig).
 	{name: "producer.id.expiration.ms", typ: tInt, deflt: "86400000", check: atLeast(1), field: func(b *Broker) any { return &b.ProducerIDExpirationMs }},

@@ -83,6 +83,8 @@ var kafkaDefaults = map[string]string{
 	"group.consumer.max.size":  "2147483647",
 	"group.consumer.assignors": "org.apache.kafka.coordinator.group.assignor.UniformAssignor,org.apache.kafka.coordinator.group.assignor.RangeAssignor",
 
+	"group.consumer.migration.policy": "bidirectional",
+
 	"producer.id.expiration.ms": "86400000", "transactional.id.expiration.ms": "604800000",
 	"transaction.max.timeout.ms": "900000", "transaction.state.log.num.partitions": "50",
 	"transaction.state.log.replication.factor": "3", "transaction.state.log.min.isr": "2",

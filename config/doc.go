@@ -166,6 +166,7 @@
 //	group.consumer.assignors                         org.apache.kafka.coordinator.group.assignor.UniformAssignor,org.apache.kafka.coordinator.group.assignor.RangeAssignor
 //	group.consumer.heartbeat.interval.ms             5000
 //	group.consumer.max.size                          2147483647
+//	group.consumer.migration.policy                  bidirectional
 //	group.consumer.session.timeout.ms                45000
 //	group.coordinator.rebalance.protocols            classic,consumer             (accepted)
 //	group.coordinator.threads                        1                            (accepted)

@@ -44,6 +44,10 @@ type Config struct {
 	ConsumerHeartbeatInterval time.Duration // group.consumer.heartbeat.interval.ms
 	ConsumerMaxSize           int           // group.consumer.max.size
 	ConsumerAssignors         []string      // group.consumer.assignors: uniform, range; the first is the default
+	// MigrationPolicy is group.consumer.migration.policy: whether classic
+	// groups with members are upgraded to consumer groups and back
+	// (consumer_migrate.go); "" is Kafka's default, bidirectional.
+	MigrationPolicy string
 	// Topics resolves topic names and ids for the server-side assignors;
 	// nil knows no topic (nothing is assigned).
 	Topics Topics
@@ -94,6 +98,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ConsumerMaxSize <= 0 {
 		c.ConsumerMaxSize = DefaultConsumerMaxSize
+	}
+	if c.MigrationPolicy == "" {
+		c.MigrationPolicy = MigrationBidirectional
 	}
 	if len(c.ConsumerAssignors) == 0 {
 		c.ConsumerAssignors = DefaultConsumerAssignors

@@ -44,6 +44,13 @@ type TopicInfo struct {
 type Topics interface {
 	TopicByName(name string) (TopicInfo, bool)
 	TopicByID(id TopicID) (TopicInfo, bool)
+	// TopicNames lists every topic's name, sorted, with the version of
+	// the topic list they were taken from (regular expression
+	// subscriptions, consumer_regex.go).
+	TopicNames() (names []string, version int64)
+	// TopicsVersion is the topic list's version: it changes whenever a
+	// topic is created or deleted (it may change more often).
+	TopicsVersion() int64
 }
 
 // memberState is Kafka's MemberState: where a member is in its
@@ -79,9 +86,11 @@ const (
 type cmember struct {
 	id, instanceID, rackID string
 	clientID, clientHost   string
-	topics                 []string // subscribed topic names, sorted
-	assignor               string   // server assignor asked for; "" none
-	rebalanceTimeout       int32    // ms
+	topics                 []string     // subscribed topic names, sorted
+	regex                  string       // subscribed regular expression; "" none
+	assignor               string       // server assignor asked for; "" none
+	classic                *classicMeta // set for a member of the classic protocol (consumer_classic.go)
+	rebalanceTimeout       int32        // ms
 
 	epoch, prevEpoch   int32
 	state              memberState
@@ -102,10 +111,18 @@ type consumerState struct {
 	assignmentEpoch int32 // epoch the target assignment was computed at
 	members         map[string]*cmember
 	target          map[string]partSet // member id -> target partitions
+
+	// regexes are the resolutions of the members' regular expressions
+	// (consumer_regex.go). regexVersion and regexCheckedAt say when they
+	// were last all resolved again; they are not stored (a loaded group
+	// resolves again at its first heartbeat).
+	regexes        map[string]*resolvedRegex
+	regexVersion   int64
+	regexCheckedAt time.Time
 }
 
 func newConsumerState() *consumerState {
-	return &consumerState{members: map[string]*cmember{}, target: map[string]partSet{}}
+	return &consumerState{members: map[string]*cmember{}, target: map[string]partSet{}, regexes: map[string]*resolvedRegex{}}
 }
 
 // memberIDs lists the members sorted by id.
@@ -145,11 +162,12 @@ func (s *consumerState) stateName() string {
 	return "Stable"
 }
 
-// subscribedTopics is the union of the members' subscriptions, sorted.
+// subscribedTopics is the union of the members' subscriptions (names
+// and resolved regular expressions), sorted.
 func (s *consumerState) subscribedTopics() []string {
 	set := map[string]bool{}
 	for _, m := range s.members {
-		for _, t := range m.topics {
+		for _, t := range s.memberTopics(m) {
 			set[t] = true
 		}
 	}
@@ -179,18 +197,21 @@ func (s *consumerState) owners(skip string) map[tidp]string {
 	return out
 }
 
-// metadataHash hashes the subscribed topics' names, ids and partition
-// counts: when it changes the group epoch bumps and the target is
-// recomputed (KIP-1101's role; the hash function is Varve's own).
+// metadataHash hashes the names, ids and partition counts of the
+// subscribed topics that exist: when it changes the group epoch bumps
+// and the target is recomputed (KIP-1101's role; the hash function is
+// Varve's own). A subscribed name without a topic counts for nothing,
+// as in Kafka's hash, so that a deleted topic dropping out of a regular
+// expression's resolution later bumps nothing again.
 func metadataHash(topics []string, meta Topics) int64 {
 	h := fnv.New64a()
+	if meta == nil {
+		return int64(h.Sum64())
+	}
 	for _, name := range topics {
-		h.Write([]byte(name))
-		h.Write([]byte{0})
-		if meta == nil {
-			continue
-		}
 		if t, ok := meta.TopicByName(name); ok {
+			h.Write([]byte(name))
+			h.Write([]byte{0})
 			h.Write(t.ID[:])
 			h.Write([]byte{byte(t.Partitions >> 24), byte(t.Partitions >> 16), byte(t.Partitions >> 8), byte(t.Partitions)})
 		}

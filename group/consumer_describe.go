@@ -36,9 +36,12 @@ func (c *Coordinator) ConsumerDescribe(now time.Time, groupID string) kmsg.Consu
 		dm := kmsg.NewConsumerGroupDescribeResponseGroupMember()
 		dm.MemberID, dm.InstanceID, dm.RackID = m.id, nullable(m.instanceID), nullable(m.rackID)
 		dm.MemberEpoch, dm.ClientID, dm.ClientHost = m.epoch, m.clientID, m.clientHost
-		dm.SubscribedTopics = append([]string{}, m.topics...)
+		dm.SubscribedTopics, dm.SubscribedTopicRegex = append([]string{}, m.topics...), nullable(m.regex)
 		dm.Assignment, dm.TargetAssignment = c.describeAssignment(m.assigned), c.describeAssignment(s.target[id])
 		dm.MemberType = 1 // consumer protocol (KIP-1099)
+		if m.classic != nil {
+			dm.MemberType = 0 // classic protocol
+		}
 		d.Members = append(d.Members, dm)
 	}
 	return d

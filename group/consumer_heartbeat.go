@@ -17,6 +17,14 @@ type hbCtx struct {
 	undo    func()
 	entries []entry
 	fresh   bool // the member's records must be written whether or not it changed
+	// upgraded: the heartbeat turns a classic group with members into a
+	// consumer group (consumer_migrate.go).
+	upgraded bool
+	// downgrade, if set, turns the group back into a classic group once
+	// the heartbeat's records are written (consumer_migrate.go).
+	downgrade func()
+	// replaced is the static member a classic one replaced (consumer_classic.go).
+	replaced string
 }
 
 // ConsumerHeartbeat handles ConsumerGroupHeartbeat (KIP-848, Kafka's
@@ -58,6 +66,12 @@ func (c *Coordinator) ConsumerHeartbeat(now time.Time, req *kmsg.ConsumerGroupHe
 		resp.ErrorCode, resp.ErrorMessage = code, nullable(msg)
 		return resp
 	}
+	if h.upgraded {
+		c.finishUpgrade(h.g)
+	}
+	if h.downgrade != nil {
+		h.downgrade()
+	}
 	return c.heartbeatResponse(h, m, resp)
 }
 
@@ -77,16 +91,16 @@ func (c *Coordinator) validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest)
 		return bad, "MemberEpoch is invalid."
 	case req.MemberEpoch == staticLeaveEpoch && req.InstanceID == nil:
 		return bad, "InstanceId can't be null when leaving as a static member."
-	case req.SubscribedTopicRegex != nil:
-		return bad, "SubscribedTopicRegex is not supported by this broker."
 	case req.MemberEpoch == joinEpoch && req.RebalanceTimeoutMillis == -1:
 		return bad, "RebalanceTimeoutMs must be provided in first request."
 	case req.MemberEpoch == joinEpoch && (req.Topics == nil || len(req.Topics) > 0):
 		return bad, "TopicPartitions must be empty when (re-)joining."
-	case req.MemberEpoch == joinEpoch && req.SubscribedTopicNames == nil:
-		return bad, "SubscribedTopicNames must be set in first request."
+	case req.MemberEpoch == joinEpoch && req.SubscribedTopicNames == nil && req.SubscribedTopicRegex == nil:
+		return bad, "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining."
 	case req.ServerAssignor != nil && !slices.Contains(c.cfg.ConsumerAssignors, *req.ServerAssignor):
 		return kerr.UnsupportedAssignor.Code, "ServerAssignor " + *req.ServerAssignor + " is not supported."
+	case req.SubscribedTopicRegex != nil && *req.SubscribedTopicRegex != "":
+		return checkRegex(*req.SubscribedTopicRegex)
 	}
 	return 0, ""
 }
@@ -95,7 +109,8 @@ func (c *Coordinator) validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest)
 // a joining member. An empty classic group (one that only stores
 // offsets) becomes a consumer group, keeping its offsets, as Kafka's
 // online upgrade of an empty group does; a classic group with members
-// is refused.
+// is upgraded if group.consumer.migration.policy allows
+// (consumer_migrate.go), else refused.
 func (c *Coordinator) consumerGroup(h *hbCtx) (int16, string) {
 	id, create := h.req.Group, h.req.MemberEpoch == joinEpoch
 	g := c.groups[id]
@@ -107,6 +122,10 @@ func (c *Coordinator) consumerGroup(h *hbCtx) (int16, string) {
 		g.cons, g.protocolType = newConsumerState(), consumerProtocolType
 		c.groups[id] = g
 		h.undo = func() { delete(c.groups, id) }
+	case g.cons == nil && create && len(g.members) > 0 && !g.is(Dead):
+		if code, msg := c.upgradeClassic(h, g); code != 0 {
+			return code, msg
+		}
 	case g.cons == nil && (!create || len(g.members) > 0 || g.is(Dead)):
 		return kerr.GroupIDNotFound.Code, "Group " + id + " is not a consumer group."
 	case g.cons == nil:
@@ -129,7 +148,6 @@ func (c *Coordinator) consumerJoinOrBeat(h *hbCtx) (*cmember, int16, string) {
 	if code, msg := c.consumerGroup(h); code != 0 {
 		return nil, code, msg
 	}
-	s := h.g.cons
 	m, bump, code, msg := c.findMember(h)
 	if code != 0 {
 		return nil, code, msg
@@ -138,16 +156,8 @@ func (c *Coordinator) consumerJoinOrBeat(h *hbCtx) (*cmember, int16, string) {
 	if c.updateMember(h, m) {
 		bump = true
 	}
-	if !sameMemberMetadata(before, m) || bump || h.fresh {
-		h.entries = append(h.entries, entry{cgKey(cgMemberKey, h.g.id, m.id), cgMemberValue(m)})
-	}
-	hash := metadataHash(s.subscribedTopics(), c.cfg.Topics)
-	if bump || hash != s.metadataHash {
-		c.bumpEpoch(h, hash)
-	}
-	if s.epoch > s.assignmentEpoch {
-		c.computeTarget(h)
-	}
+	c.writeMember(h, before, m, bump)
+	c.refreshRegexes(h)
 	var owned partSet
 	if h.req.Topics != nil {
 		owned = partSet{}
@@ -157,11 +167,34 @@ func (c *Coordinator) consumerJoinOrBeat(h *hbCtx) (*cmember, int16, string) {
 			}
 		}
 	}
+	c.advance(h, before, m, bump, owned)
+	return m, 0, ""
+}
+
+// writeMember records m's metadata if it changed (or must be written).
+func (c *Coordinator) writeMember(h *hbCtx, before, m *cmember, bump bool) {
+	if !sameMemberMetadata(before, m) || bump || h.fresh {
+		h.entries = append(h.entries, entry{cgKey(cgMemberKey, h.g.id, m.id), cgMemberValue(m)})
+	}
+}
+
+// advance bumps the group epoch if the membership, a subscription or
+// the subscribed topics' metadata changed, recomputes the target if it
+// lags, and moves m one step towards its target given what it owns
+// (nil: not reported), recording its new assignment.
+func (c *Coordinator) advance(h *hbCtx, before, m *cmember, bump bool, owned partSet) {
+	s := h.g.cons
+	hash := metadataHash(s.subscribedTopics(), c.cfg.Topics)
+	if bump || hash != s.metadataHash {
+		c.bumpEpoch(h, hash)
+	}
+	if s.epoch > s.assignmentEpoch {
+		c.computeTarget(h)
+	}
 	reconcile(s, m, owned)
 	if !sameAssignment(before, m) || bump || h.fresh {
 		h.entries = append(h.entries, entry{cgKey(cgCurrentKey, h.g.id, m.id), cgCurrentValue(m)})
 	}
-	return m, 0, ""
 }
 
 // findMember returns the heartbeat's member, creating a joining one;
@@ -174,7 +207,7 @@ func (c *Coordinator) findMember(h *hbCtx) (m *cmember, bump bool, code int16, m
 	m = s.members[req.MemberID]
 	if req.MemberEpoch != joinEpoch {
 		switch {
-		case m == nil:
+		case m == nil, m.classic != nil:
 			return nil, false, kerr.UnknownMemberID.Code, "Member " + req.MemberID + " is not a member of group " + req.Group + "."
 		case req.MemberEpoch == m.epoch:
 		case req.MemberEpoch < m.epoch && req.MemberEpoch == m.prevEpoch && ownedWithin(req.Topics, m.assigned):
@@ -239,6 +272,7 @@ func ownedWithin(topics []kmsg.ConsumerGroupHeartbeatRequestTopic, assigned part
 func (c *Coordinator) updateMember(h *hbCtx, m *cmember) bool {
 	req := h.req
 	m.clientID, m.clientHost = h.client.ID, h.client.Host
+	m.classic = nil // a member that joins with ConsumerGroupHeartbeat uses the consumer protocol
 	if req.InstanceID != nil {
 		m.instanceID = *req.InstanceID
 	}
@@ -256,6 +290,9 @@ func (c *Coordinator) updateMember(h *hbCtx, m *cmember) bool {
 		changed = !slices.Equal(topics, m.topics)
 		m.topics = topics
 	}
+	if req.SubscribedTopicRegex != nil && *req.SubscribedTopicRegex != m.regex {
+		m.regex, changed = *req.SubscribedTopicRegex, true
+	}
 	if req.ServerAssignor != nil && *req.ServerAssignor != m.assignor {
 		m.assignor, changed = *req.ServerAssignor, true
 	}
@@ -264,7 +301,7 @@ func (c *Coordinator) updateMember(h *hbCtx, m *cmember) bool {
 
 func sameMemberMetadata(a, b *cmember) bool {
 	return a.instanceID == b.instanceID && a.rackID == b.rackID && a.clientID == b.clientID &&
-		a.clientHost == b.clientHost && slices.Equal(a.topics, b.topics) && a.assignor == b.assignor &&
+		a.clientHost == b.clientHost && slices.Equal(a.topics, b.topics) && a.regex == b.regex && a.assignor == b.assignor && a.classic.equal(b.classic) &&
 		a.rebalanceTimeout == b.rebalanceTimeout
 }
 
@@ -287,7 +324,7 @@ func (c *Coordinator) computeTarget(h *hbCtx) {
 	s := h.g.cons
 	spec := assignSpec{members: s.memberIDs(), subs: map[string][]string{}, prev: s.target, topics: c.cfg.Topics}
 	for id, m := range s.members {
-		spec.subs[id] = m.topics
+		spec.subs[id] = s.memberTopics(m)
 	}
 	if spec.topics == nil {
 		spec.topics = noTopics{}
@@ -324,6 +361,8 @@ type noTopics struct{}
 
 func (noTopics) TopicByName(string) (TopicInfo, bool) { return TopicInfo{}, false }
 func (noTopics) TopicByID(TopicID) (TopicInfo, bool)  { return TopicInfo{}, false }
+func (noTopics) TopicNames() ([]string, int64)        { return nil, 0 }
+func (noTopics) TopicsVersion() int64                 { return 0 }
 
 // reconcile moves m one step towards its target (Kafka's
 // CurrentAssignmentBuilder): a member first revokes what the target
@@ -389,7 +428,11 @@ func (c *Coordinator) consumerLeave(h *hbCtx) (*cmember, int16, string) {
 		h.entries = append(h.entries, entry{cgKey(cgCurrentKey, h.g.id, m.id), cgCurrentValue(m)})
 		return m, 0, ""
 	}
-	c.removeMember(h, m)
+	if downgrade, finish := c.downgradeConsumer(h, m.id); finish != nil {
+		h.entries, h.downgrade = append(h.entries, downgrade...), finish
+	} else {
+		c.removeMember(h, m)
+	}
 	return &cmember{id: m.id, epoch: leaveEpoch}, 0, ""
 }
 
@@ -400,6 +443,7 @@ func (c *Coordinator) removeMember(h *hbCtx, m *cmember) {
 	h.entries = append(h.entries, memberTombstones(h.g.id, m.id)...)
 	delete(s.members, m.id)
 	delete(s.target, m.id)
+	c.dropUnusedRegexes(h)
 	c.bumpEpoch(h, metadataHash(s.subscribedTopics(), c.cfg.Topics))
 }
 
@@ -480,12 +524,17 @@ func (c *Coordinator) expireConsumerMember(g *group, memberID string, revoke boo
 		return
 	}
 	m := g.cons.members[memberID]
-	if revoke && m.state != memberUnrevoked {
+	if revoke && m.classic == nil && m.state != memberUnrevoked { // a classic member's deadline is its JoinGroup's or SyncGroup's
 		return
 	}
 	saved := g.cons.clone()
 	h := &hbCtx{g: g}
-	c.removeMember(h, m)
+	downgrade, finish := c.downgradeConsumer(h, memberID)
+	if finish != nil {
+		h.entries = downgrade
+	} else {
+		c.removeMember(h, m)
+	}
 	if err := c.append(h.entries); err != nil {
 		g.cons = saved // retried at the next deadline
 		c.timers.set(consumerSessionKey(g.id, memberID), c.now.Add(c.cfg.ConsumerHeartbeatInterval))
@@ -493,8 +542,12 @@ func (c *Coordinator) expireConsumerMember(g *group, memberID string, revoke boo
 	}
 	c.timers.cancel(consumerSessionKey(g.id, memberID))
 	c.timers.cancel(consumerRevokeKey(g.id, memberID))
-	g.syncConsumerState(c.now)
 	c.cfg.Logger.Info("consumer group member fenced", "group", g.id, "member", memberID, "rebalance_timeout", revoke)
+	if finish != nil {
+		finish()
+		return
+	}
+	g.syncConsumerState(c.now)
 }
 
 func (s *consumerState) clone() *consumerState {
@@ -506,6 +559,10 @@ func (s *consumerState) clone() *consumerState {
 	out.target = make(map[string]partSet, len(s.target))
 	for id, t := range s.target {
 		out.target[id] = t
+	}
+	out.regexes = make(map[string]*resolvedRegex, len(s.regexes))
+	for expr, r := range s.regexes {
+		out.regexes[expr] = r
 	}
 	return &out
 }

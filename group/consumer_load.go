@@ -1,12 +1,16 @@
 package group
 
-import "time"
+import (
+	"maps"
+	"slices"
+	"time"
+)
 
 // Loading consumer groups: the last record of each key wins and a
 // tombstone removes its key, as for classic groups. A group's records
 // are its epoch (type 3), each member's subscription (5), target
-// assignment (7) and current assignment (8), and the target's epoch
-// (6). Members come back with their epochs and assignments and a fresh
+// assignment (7) and current assignment (8), the target's epoch (6),
+// and the resolutions of its regular expressions (16). Members come back with their epochs and assignments and a fresh
 // session timeout, so members that kept running carry on.
 
 // cgLoad is a consumer group being loaded.
@@ -46,6 +50,8 @@ func (g *cgLoad) tombstone(k cgRecordKey) {
 		delete(g.s.members, k.memberID)
 	case cgTargetMemberKey:
 		delete(g.s.target, k.memberID)
+	case cgRegexKey:
+		delete(g.s.regexes, k.regex)
 	case cgCurrentKey:
 		if m := g.s.members[k.memberID]; m != nil {
 			m.epoch, m.prevEpoch, m.state, m.assigned, m.revoking = 0, 0, memberStable, partSet{}, partSet{}
@@ -61,6 +67,11 @@ func (g *cgLoad) apply(k cgRecordKey, value []byte) error {
 		g.s.epoch, g.s.metadataHash, err = readCGMetadata(value)
 	case cgTargetMetadataKey:
 		g.s.assignmentEpoch, err = readCGEpoch(value)
+	case cgRegexKey:
+		var r *resolvedRegex
+		if r, err = readCGRegex(value); err == nil {
+			g.s.regexes[k.regex] = r
+		}
 	case cgTargetMemberKey:
 		var ps partSet
 		if ps, err = readCGTargetMember(value); err == nil {
@@ -89,7 +100,8 @@ func (g *cgLoad) apply(k cgRecordKey, value []byte) error {
 
 // installConsumerGroups makes the loaded consumer groups live.
 func (c *Coordinator) installConsumerGroups(ld *loader, now time.Time) {
-	for id, cg := range ld.cgroups {
+	for _, id := range slices.Sorted(maps.Keys(ld.cgroups)) {
+		cg := ld.cgroups[id]
 		if !cg.hasMeta {
 			continue
 		}
@@ -97,8 +109,13 @@ func (c *Coordinator) installConsumerGroups(ld *loader, now time.Time) {
 		g.cons, g.protocolType = cg.s, consumerProtocolType
 		g.syncConsumerState(now)
 		c.groups[id] = g
-		for mid := range cg.s.members {
-			c.timers.set(consumerSessionKey(id, mid), now.Add(c.cfg.ConsumerSessionTimeout))
+		for _, mid := range cg.s.memberIDs() { // sorted: equal deadlines fire in a fixed order
+			m := cg.s.members[mid]
+			session := c.cfg.ConsumerSessionTimeout
+			if m.classic != nil {
+				session = time.Duration(m.classic.sessionTimeout) * time.Millisecond
+			}
+			c.timers.set(consumerSessionKey(id, mid), now.Add(session))
 		}
 	}
 }

@@ -19,10 +19,12 @@ type modelClient struct {
 	epoch  int32 // 0: not in the group
 	owned  partSet
 	topics []string
+	regex  string // "" none
 }
 
 // Kafka: KIP-848's safety and liveness. Random joins, heartbeats,
-// subscription changes, leaves and clock ticks (some past the session
+// subscription changes (topic names and regular expressions), a topic
+// created and deleted, leaves and clock ticks (some past the session
 // timeout) never give a partition to two consumers at once, neither in
 // what the coordinator holds nor in what the clients own; replaying the
 // log rebuilds the same groups; and once every member heartbeats a few
@@ -54,8 +56,15 @@ func TestConsumerGroupRandomSequences(t *testing.T) {
 					modelBeat(c, now, cl, leaveEpoch)
 				}
 			case 2:
-				cl.topics = rapid.SampledFrom([][]string{{"a"}, {"b"}, {"a", "b"}}).Draw(rt, "topics")
-				fallthrough
+				cl.topics = rapid.SampledFrom([][]string{{"a"}, {"b"}, {"a", "b"}, {}}).Draw(rt, "topics")
+				cl.regex = rapid.SampledFrom([]string{"", "", "a.*", "b|c"}).Draw(rt, "regex")
+				modelBeat(c, now, cl, cl.epoch)
+			case 3:
+				if _, ok := topics["ax"]; ok {
+					delete(topics, "ax")
+				} else {
+					topics["ax"] = 2
+				}
 			default:
 				modelBeat(c, now, cl, cl.epoch)
 			}
@@ -81,7 +90,7 @@ func modelBeat(c *Coordinator, now time.Time, cl *modelClient, epoch int32) {
 	}
 	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	req.Version, req.Group, req.MemberID, req.MemberEpoch, req.RebalanceTimeoutMillis = 1, "g", cl.id, epoch, -1
-	req.SubscribedTopicNames = cl.topics
+	req.SubscribedTopicNames, req.SubscribedTopicRegex = cl.topics, &cl.regex
 	req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
 	if epoch == joinEpoch {
 		req.RebalanceTimeoutMillis = 30000
@@ -113,11 +122,21 @@ func modelBeat(c *Coordinator, now time.Time, cl *modelClient, epoch int32) {
 
 // checkConsumerSafety: no partition held by two members, in the
 // coordinator (assigned or pending revocation) or by the clients that
-// are members.
+// are members; the group keeps a resolution for exactly the regular
+// expressions its members subscribe to.
 func checkConsumerSafety(rt *rapid.T, c *Coordinator, clients []*modelClient) {
 	g := c.groups["g"]
 	if g == nil || g.cons == nil {
 		return
+	}
+	inUse := g.cons.regexesInUse()
+	for _, expr := range inUse {
+		if g.cons.regexes[expr] == nil {
+			rt.Fatalf("regular expression %q subscribed to but not resolved", expr)
+		}
+	}
+	if len(g.cons.regexes) != len(inUse) {
+		rt.Fatalf("%d resolutions kept for %d regular expressions in use", len(g.cons.regexes), len(inUse))
 	}
 	held := map[tidp]string{}
 	for id, m := range g.cons.members {
@@ -173,8 +192,16 @@ func dumpConsumer(c *Coordinator) string {
 	out := fmt.Sprintf("epoch=%d assignment=%d\n", s.epoch, s.assignmentEpoch)
 	for _, id := range s.memberIDs() {
 		m := s.members[id]
-		out += fmt.Sprintf("%s e=%d p=%d %s %v %s %s t=%s\n", id, m.epoch, m.prevEpoch, m.state, m.topics,
+		out += fmt.Sprintf("%s e=%d p=%d %s %v %q %s %s t=%s\n", id, m.epoch, m.prevEpoch, m.state, m.topics, m.regex,
 			showParts(m.assigned), showParts(m.revoking), showParts(s.target[id]))
+	}
+	for _, expr := range s.regexesInUse() {
+		if r := s.regexes[expr]; r != nil {
+			out += fmt.Sprintf("regex %q %v v=%d at=%d\n", expr, r.topics, r.version, r.timestamp)
+		}
+	}
+	if len(s.regexes) != len(s.regexesInUse()) {
+		out += fmt.Sprintf("resolutions %d for %d regular expressions\n", len(s.regexes), len(s.regexesInUse()))
 	}
 	return out
 }
@@ -204,7 +231,7 @@ func checkConverged(rt *rapid.T, c *Coordinator, clients []*modelClient, assigno
 				got[p] = struct{}{}
 			}
 			sizes = append(sizes, len(cl.owned))
-			same = same && fmt.Sprint(cl.topics) == fmt.Sprint(clients[0].topics)
+			same = same && fmt.Sprint(cl.topics) == fmt.Sprint(clients[0].topics) && cl.regex == clients[0].regex
 		}
 	}
 	if !got.equal(want) {

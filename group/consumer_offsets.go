@@ -32,6 +32,26 @@ func (c *Coordinator) CheckFetchMember(now time.Time, groupID string, memberID *
 	switch {
 	case m == nil:
 		return kerr.UnknownMemberID.Code
+	case epoch != m.epoch && m.classic != nil:
+		return kerr.IllegalGeneration.Code // a classic member's epoch is its generation
+	case epoch != m.epoch:
+		return kerr.StaleMemberEpoch.Code
+	}
+	return 0
+}
+
+// validateConsumerTxnCommit is Kafka's ConsumerGroup.validateOffsetCommit
+// for TxnOffsetCommit (KIP-447 with KIP-848): the committer must be a
+// member at its member epoch (the request's generation), in any
+// version; a classic member with another epoch gets
+// ILLEGAL_GENERATION, a consumer-protocol member STALE_MEMBER_EPOCH.
+func validateConsumerTxnCommit(g *group, memberID string, epoch int32) int16 {
+	m := g.cons.members[memberID]
+	switch {
+	case m == nil:
+		return kerr.UnknownMemberID.Code
+	case epoch != m.epoch && m.classic != nil:
+		return kerr.IllegalGeneration.Code
 	case epoch != m.epoch:
 		return kerr.StaleMemberEpoch.Code
 	}
@@ -41,7 +61,8 @@ func (c *Coordinator) CheckFetchMember(now time.Time, groupID string, memberID *
 // revertConsumerGroup lets a classic member join where a consumer group
 // is: an Empty consumer group becomes a classic group, keeping its
 // offsets (Kafka's downgrade of an empty group); one with members
-// answers INCONSISTENT_GROUP_PROTOCOL (mixed groups are not served).
+// answers INCONSISTENT_GROUP_PROTOCOL (Join serves classic members of a
+// consumer group with members before it gets here, consumer_classic.go).
 // Nothing to do for a classic group.
 func (c *Coordinator) revertConsumerGroup(g *group) int16 {
 	switch {

@@ -22,7 +22,10 @@ import (
 //	       value: instance_id nstring | rack_id nstring | client_id string
 //	       | client_host string | subscribed_topic_names []string
 //	       | subscribed_topic_regex nstring | rebalance_timeout_ms int32
-//	       | server_assignor nstring | tags
+//	       | server_assignor nstring
+//	       | tags {0: classic_member_metadata: session_timeout_ms int32
+//	         | supported_protocols []{name string | metadata bytes | tags}
+//	         | tags} (set for a member of the classic protocol)
 //	type 6 ConsumerGroupTargetAssignmentMetadata  key: group
 //	       value: assignment_epoch int32 | tags
 //	type 7 ConsumerGroupTargetAssignmentMember    key: group | member_id
@@ -31,15 +34,19 @@ import (
 //	       value: member_epoch int32 | previous_member_epoch int32
 //	       | state int8 | assigned []TopicPartitions
 //	       | pending_revocation []TopicPartitions | tags
+//	type 16 ConsumerGroupRegularExpression  key: group | regular_expression
+//	       value: topics []string | version int64 | timestamp int64 (ms)
+//	       | tags
 //
 // Type 4 (partition metadata, replaced by the metadata hash in Kafka
-// 4.1) and 16 (regular expressions) are neither written nor read.
+// 4.1) is neither written nor read.
 const (
 	cgMetadataKey       = 3
 	cgMemberKey         = 5
 	cgTargetMetadataKey = 6
 	cgTargetMemberKey   = 7
 	cgCurrentKey        = 8
+	cgRegexKey          = 16
 )
 
 // errShortRecord is a consumer group record cut short.
@@ -220,11 +227,42 @@ func cgMemberValue(m *cmember) []byte {
 	for _, t := range m.topics {
 		f.str(t)
 	}
-	f.nstr(nil)
+	f.str(m.regex) // Kafka writes "" for a member without one
 	f.i32(m.rebalanceTimeout)
 	f.nstr(nullable(m.assignor))
-	f.noTags()
+	if m.classic == nil {
+		f.noTags()
+		return f.b
+	}
+	cm := &flex{} // tag 0: ClassicMemberMetadata
+	cm.i32(m.classic.sessionTimeout)
+	cm.uv(len(m.classic.protocols) + 1)
+	for _, p := range m.classic.protocols {
+		cm.str(p.name)
+		cm.uv(len(p.metadata) + 1)
+		cm.b = append(cm.b, p.metadata...)
+		cm.noTags()
+	}
+	cm.noTags()
+	f.uv(1)
+	f.uv(0)
+	f.uv(len(cm.b))
+	f.b = append(f.b, cm.b...)
 	return f.b
+}
+
+// readClassicMeta decodes ConsumerGroupMemberMetadataValue's tag 0.
+func readClassicMeta(b []byte) (*classicMeta, error) {
+	r := &reader{b: b}
+	cm := &classicMeta{sessionTimeout: r.i32()}
+	for n := r.uv() - 1; n > 0 && r.err == nil; n-- {
+		name := r.str()
+		md := r.need(max(r.uv()-1, 0)) // null metadata reads as empty
+		r.tags(nil)
+		cm.protocols = append(cm.protocols, protocol{name: name, metadata: slices.Clone(md)})
+	}
+	r.tags(nil)
+	return cm, r.err
 }
 
 func cgTargetMetadataValue(epoch int32) []byte {
@@ -252,17 +290,54 @@ func cgCurrentValue(m *cmember) []byte {
 	return f.b
 }
 
+// cgRegexKeyBytes is the key of a regular expression's resolution.
+func cgRegexKeyBytes(groupID, expr string) []byte {
+	b := binary.BigEndian.AppendUint16(nil, uint16(cgRegexKey))
+	b = appendString(b, groupID)
+	return appendString(b, expr)
+}
+
+func cgRegexValue(r *resolvedRegex) []byte {
+	f := newValue()
+	f.uv(len(r.topics) + 1)
+	for _, t := range r.topics {
+		f.str(t)
+	}
+	f.i64(r.version)
+	f.i64(r.timestamp)
+	f.noTags()
+	return f.b
+}
+
+func readCGRegex(b []byte) (*resolvedRegex, error) {
+	r := valueReader(b)
+	out := &resolvedRegex{topics: []string{}}
+	for n := r.uv() - 1; n > 0 && r.err == nil; n-- {
+		out.topics = append(out.topics, r.str())
+	}
+	out.version, out.timestamp = r.i64(), r.i64()
+	r.tags(nil)
+	slices.Sort(out.topics)
+	out.topics = slices.Compact(out.topics)
+	return out, r.err
+}
+
 // cgRecordKey is a decoded consumer group key.
 type cgRecordKey struct {
 	typ             int16
 	group, memberID string
+	regex           string // type 16
 }
 
 func readCGKey(b []byte) (cgRecordKey, error) {
 	r := &reader{b: b}
 	k := cgRecordKey{typ: r.i16()}
 	k.group = r.oldString()
-	if k.typ != cgMetadataKey && k.typ != cgTargetMetadataKey {
+	switch k.typ {
+	case cgMetadataKey, cgTargetMetadataKey:
+	case cgRegexKey:
+		k.regex = r.oldString()
+	default:
 		k.memberID = r.oldString()
 	}
 	return k, r.err
@@ -296,12 +371,14 @@ func readCGMember(id string, b []byte) (*cmember, error) {
 	for n := r.uv() - 1; n > 0 && r.err == nil; n-- {
 		m.topics = append(m.topics, r.str())
 	}
-	if re := r.nstr(); re != nil && r.err == nil {
-		r.err = errors.New("consumer group record: regular expression subscriptions are not supported")
-	}
+	m.regex = derefString(r.nstr())
 	m.rebalanceTimeout = r.i32()
 	m.assignor = derefString(r.nstr())
-	r.tags(nil)
+	r.tags(func(tag int, data []byte) {
+		if tag == 0 && r.err == nil {
+			m.classic, r.err = readClassicMeta(data)
+		}
+	})
 	slices.Sort(m.topics)
 	return m, r.err
 }

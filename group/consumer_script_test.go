@@ -2,9 +2,12 @@ package group
 
 import (
 	"fmt"
+	"hash/fnv"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -30,6 +33,31 @@ func (t scriptTopics) TopicByName(name string) (TopicInfo, bool) {
 
 func (t scriptTopics) TopicByID(id TopicID) (TopicInfo, bool) { return t.TopicByName(topicNameOf(id)) }
 
+func (t scriptTopics) TopicNames() ([]string, int64) {
+	names := make([]string, 0, len(t))
+	for n := range t {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names, t.TopicsVersion()
+}
+
+// TopicsVersion is a hash of the topic names: it changes when a topic
+// is created or deleted.
+func (t scriptTopics) TopicsVersion() int64 {
+	h := fnv.New64a()
+	names := make([]string, 0, len(t))
+	for n := range t {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		h.Write([]byte(n))
+		h.Write([]byte{0})
+	}
+	return int64(h.Sum64())
+}
+
 // cmdCGTopics sets the topics the consumer group assignors see:
 //
 //	cg-topics a=3 b=2
@@ -48,10 +76,16 @@ func (s *script) cmdCGTopics(t *testing.T, td *datadriven.TestData) {
 
 // cmdCGConfig sets consumer group settings:
 //
-//	cg-config [max-size=N]
+//	cg-config [max-size=N] [migration=bidirectional|upgrade|downgrade|disabled]
 func (s *script) cmdCGConfig(t *testing.T, td *datadriven.TestData) {
-	td.MaybeScanArgs(t, "max-size", &s.cfg.ConsumerMaxSize)
-	s.c.cfg.ConsumerMaxSize = s.cfg.ConsumerMaxSize
+	if td.HasArg("max-size") {
+		td.ScanArgs(t, "max-size", &s.cfg.ConsumerMaxSize)
+		s.c.cfg.ConsumerMaxSize = s.cfg.ConsumerMaxSize
+	}
+	if td.HasArg("migration") {
+		td.ScanArgs(t, "migration", &s.cfg.MigrationPolicy)
+		s.c.cfg.MigrationPolicy = s.cfg.MigrationPolicy
+	}
 	s.printf("ok")
 }
 
@@ -75,6 +109,9 @@ func (s *script) cmdCGFetchCheck(t *testing.T, td *datadriven.TestData) {
 //
 //	cg-heartbeat group=g member=m epoch=0 [topics=(a,b)] [owned=(a/0,b/1)]
 //	             [assignor=range] [instance=i] [regex=R] [rebalance=ms] [version=1]
+//	             [deny=(t1,t2)]
+//
+// deny names topics the client may not DESCRIBE.
 func (s *script) cmdCGHeartbeat(t *testing.T, td *datadriven.TestData) {
 	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	req.Version, req.RebalanceTimeoutMillis = 1, -1
@@ -109,7 +146,13 @@ func (s *script) cmdCGHeartbeat(t *testing.T, td *datadriven.TestData) {
 			}
 		}
 	}
-	resp := s.c.ConsumerHeartbeat(s.now, req, Client{ID: req.MemberID, Host: "/127.0.0.1"})
+	client := Client{ID: req.MemberID, Host: "/127.0.0.1"}
+	if td.HasArg("deny") {
+		var deny []string
+		td.ScanArgs(t, "deny", &deny)
+		client.MayDescribe = func(topic string) bool { return !slices.Contains(deny, topic) }
+	}
+	resp := s.c.ConsumerHeartbeat(s.now, req, client)
 	if resp.ErrorCode != 0 {
 		s.printf("%s CGHeartbeat: %s", req.MemberID, kerr.ErrorForCode(resp.ErrorCode).(*kerr.Error).Message)
 		return
@@ -176,8 +219,15 @@ func (s *script) cmdCGDescribe(t *testing.T, td *datadriven.TestData) {
 	cs := s.c.groups[id].cons
 	for _, mid := range cs.memberIDs() {
 		m := cs.members[mid]
+		sub := strings.Join(m.topics, ",")
+		if m.classic != nil {
+			sub += fmt.Sprintf(") classic(session=%dms", m.classic.sessionTimeout)
+		}
+		if m.regex != "" {
+			sub += fmt.Sprintf(") regex=%q resolved=(%s", m.regex, strings.Join(cs.memberTopics(m), ","))
+		}
 		s.printf("  %s epoch=%d prev=%d %s topics=(%s) assigned=%s revoking=%s target=%s", m.id, m.epoch, m.prevEpoch,
-			m.state, strings.Join(m.topics, ","), showParts(m.assigned), showParts(m.revoking), showParts(cs.target[mid]))
+			m.state, sub, showParts(m.assigned), showParts(m.revoking), showParts(cs.target[mid]))
 	}
 }
 
@@ -188,10 +238,13 @@ func describeCGRecord(r record.Record) string {
 		return "bad consumer group key: " + err.Error()
 	}
 	names := map[int16]string{cgMetadataKey: "cg-metadata", cgMemberKey: "cg-member", cgTargetMetadataKey: "cg-target-epoch",
-		cgTargetMemberKey: "cg-target", cgCurrentKey: "cg-current"}
+		cgTargetMemberKey: "cg-target", cgCurrentKey: "cg-current", cgRegexKey: "cg-regex"}
 	head := names[k.typ] + " " + k.group
 	if k.memberID != "" {
 		head += " " + k.memberID
+	}
+	if k.typ == cgRegexKey {
+		head += " " + strconv.Quote(k.regex)
 	}
 	if r.Value == nil {
 		return head + ": tombstone"
@@ -205,7 +258,21 @@ func describeCGRecord(r record.Record) string {
 		return fmt.Sprintf("%s: epoch=%d%s", head, e, errSuffix(err))
 	case cgMemberKey:
 		m, err := readCGMember(k.memberID, r.Value)
-		return fmt.Sprintf("%s: topics=(%s) assignor=%q instance=%q%s", head, strings.Join(m.topics, ","), m.assignor, m.instanceID, errSuffix(err))
+		line := fmt.Sprintf("%s: topics=(%s) assignor=%q instance=%q", head, strings.Join(m.topics, ","), m.assignor, m.instanceID)
+		if m.regex != "" {
+			line += fmt.Sprintf(" regex=%q", m.regex)
+		}
+		if m.classic != nil {
+			var names []string
+			for _, p := range m.classic.protocols {
+				names = append(names, p.name)
+			}
+			line += fmt.Sprintf(" classic(session=%dms protocols=%s)", m.classic.sessionTimeout, strings.Join(names, ","))
+		}
+		return line + errSuffix(err)
+	case cgRegexKey:
+		re, err := readCGRegex(r.Value)
+		return fmt.Sprintf("%s: topics=(%s) at=%s%s", head, strings.Join(re.topics, ","), since(time.UnixMilli(re.timestamp)), errSuffix(err))
 	case cgTargetMemberKey:
 		ps, err := readCGTargetMember(r.Value)
 		return fmt.Sprintf("%s: %s%s", head, showParts(ps), errSuffix(err))

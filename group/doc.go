@@ -52,10 +52,14 @@
 //   - The in-memory offsets and groups are what replaying the log
 //     (BeginLoad, Load, FinishLoad) would rebuild.
 //   - A group is classic or a consumer group (its cons field set), never
-//     both: a classic JoinGroup to a consumer group with members is
-//     INCONSISTENT_GROUP_PROTOCOL, a consumer member may take over only
-//     a classic group without members, and either kind turns into the
-//     other only while Empty, keeping its offsets.
+//     both. A consumer group may have classic members (consumer
+//     protocol JoinGroup, SyncGroup, Heartbeat, LeaveGroup served from
+//     it, consumer_classic.go); a classic group with members becomes a
+//     consumer group when a consumer member joins it, and a consumer
+//     group whose last consumer member leaves or is fenced turns back
+//     into a classic group, if group.consumer.migration.policy allows
+//     (consumer_migrate.go); otherwise either kind turns into the other
+//     only while Empty, keeping its offsets.
 //   - In a consumer group no partition is held by two members at once:
 //     a member is given a partition of its target only once no other
 //     member has it assigned or pending revocation; a member that must
@@ -63,6 +67,10 @@
 //   - The group epoch increases by one at each change of membership,
 //     subscriptions or subscribed topics' metadata; the target
 //     assignment is recomputed when its epoch lags the group's.
+//   - A consumer group holds a resolution (record type 16) for exactly
+//     the regular expressions its members subscribe to; a member's
+//     subscribed topics are its names and its regular expression's
+//     resolution (consumer_regex.go).
 //
 // # Records in __consumer_offsets
 //
@@ -97,8 +105,8 @@
 // A null value is a tombstone: it deletes the key, and compaction
 // (cleanup.policy=compact) later removes both. Offset values v0, v2 and
 // v4 and group values v0-v4 are read as well. Consumer group records
-// (key types 3, 5, 6, 7, 8) are Kafka's ConsumerGroup* formats, drawn
-// in consumer_records.go; types 4 and 16 are skipped when loading.
+// (key types 3, 5, 6, 7, 8, 16) are Kafka's ConsumerGroup* formats,
+// drawn in consumer_records.go; type 4 is skipped when loading.
 //
 // Transactional offset commits (TxnOffsetCommit) are offset records in a
 // transactional batch of the producer (its id, epoch and a sequence that
@@ -114,7 +122,9 @@
 // membership, offset commit, fetch and expiry, the initial rebalance
 // delay, group.max.size, loading after a restart; for consumer groups,
 // joins, revocation before assignment, both assignors, static members,
-// leaves, session and rebalance timeouts, member-epoch commits) are
+// leaves, session and rebalance timeouts, member-epoch commits, regular
+// expression subscriptions, classic members, the online upgrade and
+// downgrade) are
 // scripts under testdata/script, run by TestScripts with
 // github.com/cockroachdb/datadriven:
 // each step is a request, a clock tick, a load, unload or crash, and its
@@ -124,11 +134,19 @@
 //
 // # Not done
 //
-// Share and streams groups. In KIP-848 consumer groups: regular
-// expression subscriptions (INVALID_REQUEST), classic members joining a
-// consumer group and the online upgrade of a classic group with members
-// (Kafka's group.consumer.migration.policy), rack-aware assignment, and
-// client-side assignors. The uniform assignor is Varve's own balanced,
+// Share and streams groups. In KIP-848 consumer groups: the online
+// downgrade when a classic static member replaces the last member of
+// the consumer protocol (Kafka downgrades then too; Varve keeps a
+// consumer group of classic members until a member is fenced or a
+// consumer-protocol member leaves), rack-aware assignment, and
+// client-side assignors. The protocol
+// metadata of classic members of a consumer group is not counted
+// against the metadata bounds (bound.go), as no consumer group member's
+// is. Regular expressions are resolved in the heartbeat that
+// needs them (Kafka resolves them in the background) and, as in Kafka,
+// with the principal of the member whose heartbeat resolves them; like
+// Kafka's, they may match internal topics the member may describe. The
+// uniform assignor is Varve's own balanced,
 // sticky algorithm, not Kafka's code: its choices may differ from
 // Kafka's, never its balance (members with one subscription differ by
 // at most one partition). A transactional offset and a plain commit of the

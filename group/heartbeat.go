@@ -31,6 +31,9 @@ func (c *Coordinator) heartbeat(req *kmsg.HeartbeatRequest) int16 {
 	if g.is(Dead) {
 		return kerr.CoordinatorNotAvailable.Code
 	}
+	if g.cons != nil {
+		return c.classicHeartbeatConsumer(g, req) // consumer_classic.go
+	}
 	instanceID := ""
 	if req.InstanceID != nil {
 		instanceID = *req.InstanceID

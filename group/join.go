@@ -11,6 +11,10 @@ import (
 type Client struct {
 	ID   string // client.id from the request header
 	Host string // the peer's address, as Kafka shows it ("/127.0.0.1")
+	// MayDescribe reports whether the client may DESCRIBE a topic: a
+	// consumer group's regular expressions resolve only to such topics
+	// (consumer_regex.go). Nil allows every topic.
+	MayDescribe func(topic string) bool
 }
 
 // joinRequest is a JoinGroup with Kafka's version rules applied.
@@ -55,6 +59,10 @@ func (c *Coordinator) Join(now time.Time, req *kmsg.JoinGroupRequest, client Cli
 		}
 		g = newGroup(jr.groupID, now, c.bounds)
 		c.groups[jr.groupID] = g
+	}
+	if g.cons != nil && len(g.cons.members) > 0 {
+		c.classicJoinConsumer(g, jr) // consumer_classic.go
+		return
 	}
 	if code := c.revertConsumerGroup(g); code != 0 {
 		reply(joinError(jr.memberID, code))

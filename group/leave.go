@@ -29,6 +29,10 @@ func (c *Coordinator) Leave(now time.Time, req *kmsg.LeaveGroupRequest) *kmsg.Le
 		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
 		return resp
 	}
+	if g != nil && g.cons != nil {
+		resp.Members = c.classicLeaveConsumer(g, leaving) // consumer_classic.go
+		leaving = nil
+	}
 	for _, lm := range leaving {
 		out := kmsg.NewLeaveGroupResponseMember()
 		out.MemberID, out.InstanceID = lm.MemberID, lm.InstanceID

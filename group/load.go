@@ -92,7 +92,7 @@ func (ld *loader) replay(key, value []byte) {
 		if !ld.replayGroup(key, value) {
 			ld.skipped++
 		}
-	case ok && (v == cgMetadataKey || v == cgMemberKey || v == cgTargetMetadataKey || v == cgTargetMemberKey || v == cgCurrentKey):
+	case ok && (v == cgMetadataKey || v == cgMemberKey || v == cgTargetMetadataKey || v == cgTargetMemberKey || v == cgCurrentKey || v == cgRegexKey):
 		if !ld.replayConsumer(key, value) {
 			ld.skipped++
 		}

@@ -121,8 +121,10 @@ func (c *Coordinator) commit(req *kmsg.OffsetCommitRequest, valid []topicPartiti
 
 // validateConsumerCommit is Kafka's ConsumerGroup.validateOffsetCommit:
 // a member commits with its member id and its current member epoch in
-// the generation field (OffsetCommit v9+); an anonymous commit (no
-// member id, epoch -1) only to a group without members.
+// the generation field (OffsetCommit v9+; a classic member with any
+// version, ILLEGAL_GENERATION if the epoch is not its own); an
+// anonymous commit (no member id, epoch -1) only to a group without
+// members.
 func validateConsumerCommit(g *group, req *kmsg.OffsetCommitRequest) int16 {
 	if req.MemberID == "" && req.Generation < 0 {
 		if len(g.cons.members) > 0 {
@@ -134,6 +136,10 @@ func validateConsumerCommit(g *group, req *kmsg.OffsetCommitRequest) int16 {
 	switch {
 	case m == nil:
 		return kerr.UnknownMemberID.Code
+	case m.classic != nil && req.Generation != m.epoch: // a classic member commits with its generation, any version
+		return kerr.IllegalGeneration.Code
+	case m.classic != nil:
+		return 0
 	case req.Version < 9:
 		return kerr.UnsupportedVersion.Code // a consumer protocol member commits with v9+
 	case req.Generation != m.epoch:

@@ -168,7 +168,7 @@ func describeRecord(r record.Record) string {
 		return out
 	case 2:
 		return describeGroupRecord(r)
-	case cgMetadataKey, cgMemberKey, cgTargetMetadataKey, cgTargetMemberKey, cgCurrentKey:
+	case cgMetadataKey, cgMemberKey, cgTargetMetadataKey, cgTargetMemberKey, cgCurrentKey, cgRegexKey:
 		return describeCGRecord(r)
 	}
 	return fmt.Sprintf("key version %d", v)

@@ -30,6 +30,10 @@ func (c *Coordinator) Sync(now time.Time, req *kmsg.SyncGroupRequest, reply Sync
 		reply(syncError(kerr.UnknownMemberID.Code))
 		return
 	}
+	if g.cons != nil {
+		c.classicSyncConsumer(g, req, reply) // consumer_classic.go
+		return
+	}
 	if code := validateSync(g, req); code != 0 {
 		reply(syncError(code))
 		return

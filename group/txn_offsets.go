@@ -107,6 +107,10 @@ func (c *Coordinator) txnCommit(req *kmsg.TxnOffsetCommitRequest, valid []topicP
 	switch {
 	case g.is(Dead):
 		return kerr.CoordinatorNotAvailable.Code
+	case g.cons != nil && (req.Generation >= 0 || req.MemberID != ""):
+		if code := validateConsumerTxnCommit(g, req.MemberID, req.Generation); code != 0 { // consumer_offsets.go
+			return code
+		}
 	case req.Generation >= 0 || req.MemberID != "" || instanceID != "":
 		if code := validateCommit(g, req.Generation, req.MemberID, instanceID); code != 0 {
 			return code
