@@ -41,7 +41,7 @@ func serveCreateTopics(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vne
 		}
 	}
 	// Kafka: KIP-599, THROTTLING_QUOTA_EXCEEDED from v6.
-	q := quotaCheck{q: b.quota, strict: r.Version >= 6}
+	q := b.mutationCheck(r, r.Version >= 6)
 	created, createErrs := b.createTopics(specs, req.ValidateOnly, q)
 	topics := make([]*metadata.Topic, len(req.Topics))
 	for j, i := range at {

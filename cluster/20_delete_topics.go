@@ -75,7 +75,7 @@ func serveDeleteTopics(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vne
 		topics[i] = st
 	}
 	// Kafka: KIP-599, THROTTLING_QUOTA_EXCEEDED from v5.
-	q := quotaCheck{q: b.quota, strict: r.Version >= 5}
+	q := b.mutationCheck(r, r.Version >= 5)
 	for k, err := range b.deleteTopics(names, q) {
 		topics[which[k]].ErrorCode = errorCode(err)
 	}

@@ -23,7 +23,7 @@ func serveCreatePartitions(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func
 	req := kreq.(*kmsg.CreatePartitionsRequest)
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	// Kafka: KIP-599, THROTTLING_QUOTA_EXCEEDED from v3.
-	q := quotaCheck{q: b.quota, strict: r.Version >= 3}
+	q := b.mutationCheck(r, r.Version >= 3)
 	for _, rt := range req.Topics {
 		st := kmsg.NewCreatePartitionsResponseTopic()
 		st.Topic = rt.Topic

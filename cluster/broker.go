@@ -35,21 +35,24 @@ type Broker struct {
 	meta         *metaSource
 	quota        *mutationQuota // controller mutations (KIP-599); nil: unbounded
 	clientQuotas clientQuotas   // produce, fetch and request quotas (quota_enforce.go)
-	topicConfigs sync.Map       // topic name -> config.Topic, see topicConfig
-	dyn          brokerConfigs  // dynamic broker configuration (broker_config.go)
-	loggerLevels loggerLevels   // BROKER_LOGGER levels (broker_logger.go)
-	logInner     slog.Handler   // the handler New was given, under log's levels
-	parts        *replica.Manager
-	metrics      *metrics
-	server       server
-	cleaners     *cleaners
-	groups       *groupCoordinator
-	txns         *txnCoordinator
-	purgatory    *replica.Purgatory // delayed fetches and acks=all produces
-	repl         replication        // replicas.go: images applied to the replicas, fetchers' wire
-	fetchSess    fetchSessions      // fetch_session.go: KIP-227's session cache
-	sec          *security          // security.go: TLS and SASL per listener
-	authz        *authorizer        // authorize.go: nil when authorizer.class.name is empty
+	// mutationQuotas are the clients' controller_mutation_rate buckets
+	// (quota_mutation.go).
+	mutationQuotas *clientMutationQuotas
+	topicConfigs   sync.Map      // topic name -> config.Topic, see topicConfig
+	dyn            brokerConfigs // dynamic broker configuration (broker_config.go)
+	loggerLevels   loggerLevels  // BROKER_LOGGER levels (broker_logger.go)
+	logInner       slog.Handler  // the handler New was given, under log's levels
+	parts          *replica.Manager
+	metrics        *metrics
+	server         server
+	cleaners       *cleaners
+	groups         *groupCoordinator
+	txns           *txnCoordinator
+	purgatory      *replica.Purgatory // delayed fetches and acks=all produces
+	repl           replication        // replicas.go: images applied to the replicas, fetchers' wire
+	fetchSess      fetchSessions      // fetch_session.go: KIP-227's session cache
+	sec            *security          // security.go: TLS and SASL per listener
+	authz          *authorizer        // authorize.go: nil when authorizer.class.name is empty
 
 	// In a cluster (controller.quorum.voters set) metadata changes go to
 	// the active controller through ctrl; nil on a single node, whose
@@ -123,6 +126,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (*Broker, error) {
 	}
 	b.quota = newMutationQuota(cfg.ControllerMutationRate, cfg.ControllerQuotaWindowNum, time.Duration(cfg.ControllerQuotaWindowSizeSeconds)*time.Second, time.Now)
 	b.clientQuotas = newClientQuotas(cfg, time.Now)
+	b.mutationQuotas = newClientMutationQuotas(cfg.ControllerQuotaWindowNum, time.Duration(cfg.ControllerQuotaWindowSizeSeconds)*time.Second, time.Now)
 	b.metrics = newMetrics(b) // before the logs open: they report flushes to it
 	b.parts, err = replica.OpenReplicated(b.replicaConfig(), b.replicationConfig())
 	if err != nil {

@@ -28,7 +28,8 @@
 // directory goes, and a start finishes queued deletions before adopting
 // stray partitions and recreating missing ones (reconcile.go).
 // Creations and deletions count against Kafka's controller mutation
-// quota (KIP-599, quota.go).
+// quota (KIP-599): the client's controller_mutation_rate, if one applies
+// (quota_mutation.go), and the node's own bound (quota.go).
 //
 // Client quotas (KIP-13, KIP-124, KIP-546) are metadata: AlterClientQuotas
 // and DescribeClientQuotas (48, 49) change and list them, and each

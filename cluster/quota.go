@@ -16,11 +16,12 @@ import (
 // the debt to be repaid.
 //
 // Kafka sets the rate per user and client id (controller_mutation_rate)
-// through AlterClientQuotas, with no bound by default. This node does
-// not serve client quotas yet: one bucket, with the rate of
-// varve.controller.mutation.rate, bounds every client together, so that
-// no request can make the node create thousands of partitions at once.
-// A rate of 0 turns the bound off. Safe for concurrent use.
+// through AlterClientQuotas, with no bound by default: those buckets are
+// clientMutationQuotas (quota_mutation.go). Besides them, one bucket
+// with the rate of varve.controller.mutation.rate bounds every client
+// together, so that no request can make the node create thousands of
+// partitions at once. A rate of 0 turns that bound off. Safe for
+// concurrent use.
 type mutationQuota struct {
 	rate  float64 // tokens (partitions) per second
 	burst float64
@@ -70,23 +71,47 @@ func (q *mutationQuota) throttle() time.Duration {
 	return time.Duration(-q.tokens / q.rate * float64(time.Second))
 }
 
-// quotaCheck is the quota one request's mutations are checked against.
+// lastUsed is when the bucket last admitted or refused a mutation.
+func (q *mutationQuota) lastUsed() time.Time {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.last
+}
+
+// refund gives back n tokens an admission took.
+func (q *mutationQuota) refund(n int32) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.tokens = min(q.burst, q.tokens+float64(n))
+}
+
+// quotaCheck is the quotas one request's mutations are checked against:
+// the node's bucket and its client's (either nil when none applies).
 // The zero value admits everything (the broker's own topics).
 type quotaCheck struct {
-	q      *mutationQuota
-	strict bool
+	q, client *mutationQuota
+	strict    bool
 }
 
 // admit returns THROTTLING_QUOTA_EXCEEDED when n partitions may not be
-// created or deleted now.
+// created or deleted now: the client's bucket is asked first, and given
+// its tokens back when the node's refuses.
 func (c quotaCheck) admit(n int32) error {
-	if c.q == nil || c.q.admit(n, c.strict) {
-		return nil
+	if c.client != nil && !c.client.admit(n, c.strict) {
+		return kerr.ThrottlingQuotaExceeded
 	}
-	return kerr.ThrottlingQuotaExceeded
+	if c.q != nil && !c.q.admit(n, c.strict) {
+		if c.client != nil {
+			c.client.refund(n)
+		}
+		return kerr.ThrottlingQuotaExceeded
+	}
+	return nil
 }
 
-// throttleMs is the throttle time to answer with.
+// throttleMs is the throttle time to answer with: the longer wait of the
+// two buckets.
 func (c quotaCheck) throttleMs() int32 {
-	return int32(min(c.q.throttle().Milliseconds(), 1<<31-1))
+	d := max(c.q.throttle(), c.client.throttle())
+	return int32(min(d.Milliseconds(), 1<<31-1))
 }

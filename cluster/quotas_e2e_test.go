@@ -356,3 +356,51 @@ func rawResponse(t *testing.T, addr string, req kmsg.Request) ([]byte, error) {
 	}
 	return body, nil
 }
+
+// Kafka: KIP-599's controller_mutation_rate, set per client id through
+// AlterClientQuotas, throttles that client's topic and partition
+// creations and deletions (CreateTopics v6+: THROTTLING_QUOTA_EXCEEDED
+// with the throttle time), and only that client's: another client id
+// creates topics meanwhile.
+func TestControllerMutationRatePerClient(t *testing.T) {
+	node := startBroker(t, t.TempDir(), map[string]string{"controller.quota.window.num": "2"})
+	adm := kadm.NewClient(client(t, node.addr))
+	altered, err := adm.AlterClientQuotas(ctx(t), []kadm.AlterClientQuotaEntry{{
+		Entity: kadm.ClientQuotaEntity{{Type: "client-id", Name: strp("slow")}},
+		Ops:    []kadm.AlterClientQuotaOp{{Key: "controller_mutation_rate", Value: 1}},
+	}})
+	if err != nil || altered[0].Err != nil {
+		t.Fatalf("AlterClientQuotas: %v %v", err, altered)
+	}
+	create := func(cl *kgo.Client, name string, partitions int32) (int16, int32) {
+		t.Helper()
+		req := kmsg.NewPtrCreateTopicsRequest()
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, partitions, 1
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx(t), cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Topics[0].ErrorCode, resp.ThrottleMillis
+	}
+	slow := client(t, node.addr, kgo.ClientID("slow"))
+	fast := client(t, node.addr, kgo.ClientID("fast"))
+	// A burst of 2 partitions (rate 1 × 2 windows of 1 s): 3 are
+	// admitted and overdraw it; the next creation waits.
+	if code, _ := create(slow, "slow-1", 3); code != 0 {
+		t.Fatalf("first creation: %v", kerr.ErrorForCode(code))
+	}
+	// Another client with the same id, which has not been told to wait
+	// (franz-go holds back a client that was answered a throttle time).
+	slowAgain := client(t, node.addr, kgo.ClientID("slow"))
+	code, throttle := create(slowAgain, "slow-2", 1)
+	if code != kerr.ThrottlingQuotaExceeded.Code || throttle <= 0 {
+		t.Fatalf("beyond its quota: %v, throttle %d ms", kerr.ErrorForCode(code), throttle)
+	}
+	for i := range 3 {
+		if code, _ := create(fast, fmt.Sprintf("fast-%d", i), 3); code != 0 {
+			t.Fatalf("another client id: %v", kerr.ErrorForCode(code))
+		}
+	}
+}
