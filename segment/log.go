@@ -25,6 +25,9 @@ type Log struct {
 	// flushMu serialises fsyncs and the closing of segment files, so that
 	// a flush never meets a closed file. Lock order: mu, then flushMu.
 	flushMu sync.Mutex
+	// checkpointMu serialises the writes of the log's own checkpoint
+	// files (writeCheckpointFile).
+	checkpointMu sync.Mutex
 
 	segs          atomic.Pointer[[]*Segment] // sorted by base offset; replaced, never mutated
 	start         atomic.Int64               // log start offset
@@ -688,7 +691,7 @@ func (l *Log) flushSealed(s *Segment) {
 		l.cfg.OnFlush(time.Since(began))
 	}
 	if l.cfg.Managed == nil {
-		if err := l.writeCheckpointFile(RecoveryPointCheckpointFile, l.recoveryPoint.Load()); err != nil {
+		if err := l.writeCheckpointFile(RecoveryPointCheckpointFile, &l.recoveryPoint); err != nil {
 			l.cfg.Logger.Warn("recovery point checkpoint failed", "dir", l.dir, "err", err)
 		}
 	}
@@ -752,14 +755,23 @@ func (l *Log) checkpoint() error {
 	if l.cfg.Managed != nil {
 		return nil
 	}
-	if err := l.writeCheckpointFile(RecoveryPointCheckpointFile, l.recoveryPoint.Load()); err != nil {
+	if err := l.writeCheckpointFile(RecoveryPointCheckpointFile, &l.recoveryPoint); err != nil {
 		return err
 	}
-	return l.writeCheckpointFile(LogStartOffsetCheckpointFile, l.start.Load())
+	return l.writeCheckpointFile(LogStartOffsetCheckpointFile, &l.start)
 }
 
-func (l *Log) writeCheckpointFile(name string, offset int64) error {
-	return WriteCheckpoint(l.cfg.FS, filepath.Join(l.dir, name), map[TopicPartition]int64{l.tp: offset})
+// writeCheckpointFile writes one of the checkpoint files a log keeps
+// itself (outside a log manager).
+//
+// Writers are serialised and read the offset once they hold the lock: a
+// Flush and the flusher's checkpoint after a roll would otherwise share
+// the file's .tmp (one rename finding it gone) and could leave the older
+// offset last.
+func (l *Log) writeCheckpointFile(name string, offset *atomic.Int64) error {
+	l.checkpointMu.Lock()
+	defer l.checkpointMu.Unlock()
+	return WriteCheckpoint(l.cfg.FS, filepath.Join(l.dir, name), map[TopicPartition]int64{l.tp: offset.Load()})
 }
 
 // Close flushes the log, writes its checkpoints and, when it manages

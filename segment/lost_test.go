@@ -98,3 +98,22 @@ func TestNothingLostReportsNothing(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// A Flush right after a Roll writes the recovery-point checkpoint while
+// the flusher writes it for the rolled segment; both went through the
+// same .tmp file, and one rename could find it gone ("no such file or
+// directory" from Flush). The writes are serialised now.
+func TestFlushAfterRollWritesTheCheckpointOnce(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "orders-5")
+	l := open(t, dir, segment.DefaultConfig())
+	defer l.Close()
+	for i := range 300 {
+		appendN(t, l, 1, 1, 20, int64(i))
+		if err := l.Roll(); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Flush(); err != nil {
+			t.Fatalf("flush %d: %v", i, err)
+		}
+	}
+}

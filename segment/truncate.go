@@ -114,7 +114,7 @@ func (l *Log) checkpointStartLocked() error {
 	if l.cfg.Managed != nil {
 		return nil
 	}
-	return l.writeCheckpointFile(LogStartOffsetCheckpointFile, l.start.Load())
+	return l.writeCheckpointFile(LogStartOffsetCheckpointFile, &l.start)
 }
 
 // SetStartOffset raises the log start offset (Kafka's DeleteRecords):
