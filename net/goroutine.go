@@ -267,7 +267,7 @@ func (s *GoroutineServer) SetIOThreads(n int) { s.reqs.resize(n) }
 
 // SetNetworkThreads accepts num.network.threads and does nothing: the
 // goroutine-per-connection design has no processors to resize.
-func (s *GoroutineServer) SetNetworkThreads(int) {}
+func (s *GoroutineServer) SetNetworkThreads(int) error { return nil }
 
 // forced reports whether Shutdown gave up waiting.
 func (s *GoroutineServer) forced() bool {
