@@ -254,10 +254,17 @@ func (a *acceptor) assign(c *rconn) bool {
 			default:
 			}
 		}
+		var ch chan *rconn // nil while every listed processor retires: wait for a retry
 		p := procs[a.next%n]
-		a.next = (a.next + 1) % n
+		for i := range n {
+			if q := procs[(a.next+i)%n]; !q.retiring.Load() {
+				p, ch = q, q.newConns
+				a.next = (a.next + i + 1) % n
+				break
+			}
+		}
 		select {
-		case p.newConns <- c:
+		case ch <- c:
 			p.notify()
 			return true
 		case <-p.done:
