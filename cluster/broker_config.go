@@ -99,6 +99,9 @@ func (b *Broker) applyDynamicConfig() {
 	if changedAny(prev, next, connectionProps) {
 		b.setConnectionLimits(next)
 	}
+	if changedAny(prev, next, config.ThreadCountProps) {
+		b.setThreadCounts(next)
+	}
 	b.log.Info("dynamic broker configuration applied", "cluster_default", next.DynamicDefault(), "node", next.DynamicNode())
 }
 
@@ -184,19 +187,47 @@ type connectionLimiter interface {
 	SetConnectionLimits(maxConns, perIP int)
 }
 
-// setConnectionLimits applies max.connections and max.connections.per.ip
-// to every server of the node: new connections are checked against
-// them, open ones stay (Kafka's ConnectionQuotas).
-func (b *Broker) setConnectionLimits(cfg *config.Broker) {
+// threadResizer is a network server whose thread pools resize at run
+// time.
+type threadResizer interface {
+	SetIOThreads(n int)
+	SetNetworkThreads(n int) error
+}
+
+// setThreadCounts applies num.io.threads and num.network.threads to
+// every server of the node, as Kafka's DynamicThreadPool.reconfigure
+// resizes the request handler pool and SocketServer its processors.
+func (b *Broker) setThreadCounts(cfg *config.Broker) {
+	for _, srv := range b.servers() {
+		r, ok := srv.(threadResizer)
+		if !ok {
+			continue
+		}
+		r.SetIOThreads(cfg.NumIoThreads)
+		if err := r.SetNetworkThreads(cfg.NumNetworkThreads); err != nil {
+			b.log.Warn("num.network.threads not applied", "err", err)
+		}
+	}
+}
+
+// servers are the node's network servers (none before it listens).
+func (b *Broker) servers() []server {
 	s, ok := b.server.(*servers)
 	if !ok {
-		return
+		return nil
 	}
 	srvs := []server{s.plain}
 	if s.separate() {
 		srvs = append(srvs, s.tls)
 	}
-	for _, srv := range srvs {
+	return srvs
+}
+
+// setConnectionLimits applies max.connections and max.connections.per.ip
+// to every server of the node: new connections are checked against
+// them, open ones stay (Kafka's ConnectionQuotas).
+func (b *Broker) setConnectionLimits(cfg *config.Broker) {
+	for _, srv := range b.servers() {
 		if l, ok := srv.(connectionLimiter); ok {
 			l.SetConnectionLimits(cfg.MaxConnections, cfg.MaxConnectionsPerIP)
 		}

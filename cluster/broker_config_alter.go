@@ -124,7 +124,11 @@ func (b *Broker) checkBrokerConfigs(name string, next map[string]string, img *me
 	default:
 		return nil // another node checks its own configuration when it applies
 	}
-	if _, err := b.cfg.WithDynamic(def, mine); err != nil {
+	cfg, err := b.cfg.WithDynamic(def, mine)
+	if err != nil {
+		return &kafkaError{kerr.InvalidRequest, err.Error()}
+	}
+	if err := config.CheckThreadCounts(b.effectiveConfig(), cfg); err != nil {
 		return &kafkaError{kerr.InvalidRequest, err.Error()}
 	}
 	return nil

@@ -4,7 +4,11 @@ import (
 	"context"
 
 	"github.com/varve/varve/compaction"
+	vnet "github.com/varve/varve/net"
 )
+
+// NetStats are the node's network servers' counters and pool sizes.
+func (b *Broker) NetStats() vnet.Stats { return b.server.Stats() }
 
 // RunRetention runs one pass of the node's retention task now and
 // returns the number of segments it deleted.

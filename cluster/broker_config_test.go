@@ -150,7 +150,7 @@ func TestDynamicBrokerConfigRefusals(t *testing.T) {
 		{"listeners", "PLAINTEXT://:9093", nil, "Cannot update these configs at default cluster level, broker id must be specified: Set(listeners)"},
 		{"ssl.keystore.location", "/k", []int32{1}, "These security configs can be dynamically updated only per-listener using the listener prefix: Set(ssl.keystore.location)"},
 		{"log.retention.ms", "soon", []int32{1}, "Invalid value soon for configuration log.retention.ms"},
-		{"num.io.threads", "16", nil, "Cannot update these configs dynamically: Set(num.io.threads)"},
+		{"num.replica.fetchers", "2", nil, "Cannot update these configs dynamically: Set(num.replica.fetchers)"},
 		{"leader.replication.throttled.rate", "1000", []int32{1}, "Cannot update these configs dynamically"},
 		{"no.such.property", "1", nil, "Cannot update these configs dynamically: Set(no.such.property)"},
 	}

@@ -97,10 +97,11 @@ var dynamicDefs = map[string]dynDef{
 	"log.cleaner.io.buffer.load.factor":   {applied: true},
 	"log.cleaner.backoff.ms":              {applied: true},
 
-	// DynamicThreadPool and SocketServer: Varve's network layer sizes
-	// its processors and handler pool at start-up.
-	"num.io.threads":                    {},
-	"num.network.threads":               {},
+	// DynamicThreadPool and SocketServer: the handler pool and the
+	// processors resize live (CheckThreadCounts bounds the step); the
+	// other pools are sized at start-up.
+	"num.io.threads":                    {applied: true},
+	"num.network.threads":               {applied: true},
 	"num.replica.fetchers":              {},
 	"num.recovery.threads.per.data.dir": {},
 	"background.threads":                {},
@@ -423,4 +424,37 @@ func (b *Broker) IsNull(name string) bool {
 	}
 	_, given := b.set[name]
 	return !given
+}
+
+// ThreadCountProps are the thread counts a running node resizes.
+var ThreadCountProps = []string{"num.io.threads", "num.network.threads"}
+
+// CheckThreadCounts is Kafka's DynamicThreadPool.validateReconfiguration
+// (and SocketServer's, for num.network.threads): a thread count that
+// changes from cur to next must be at least 1, at least half the
+// current value (integer division) and at most twice it.
+func CheckThreadCounts(cur, next *Broker) error {
+	for _, n := range ThreadCountProps {
+		o, nw := threadCount(cur, n), threadCount(next, n)
+		if o == nw {
+			continue
+		}
+		msg := fmt.Sprintf("Dynamic thread count update validation failed for %s=%d", n, nw)
+		switch {
+		case nw <= 0:
+			return &DynamicError{msg + ", value should be at least 1"}
+		case nw < o/2:
+			return &DynamicError{fmt.Sprintf("%s, value should be at least half the current value %d", msg, o)}
+		case nw > o*2:
+			return &DynamicError{fmt.Sprintf("%s, value should not be greater than double the current value %d", msg, o)}
+		}
+	}
+	return nil
+}
+
+func threadCount(b *Broker, name string) int {
+	if name == "num.io.threads" {
+		return b.NumIoThreads
+	}
+	return b.NumNetworkThreads
 }

@@ -72,7 +72,8 @@ func TestCheckDynamic(t *testing.T) {
 		{map[string]string{"listener.name.external.ssl.keystore.location": "/k"}, false, "Cannot update these configs at default cluster level, broker id must be specified: Set(listener.name.external.ssl.keystore.location)"},
 		{map[string]string{"advertised.listeners": "PLAINTEXT://h:1"}, false, "at default cluster level"},
 		{map[string]string{"log.retention.bytes": "lots"}, true, "Invalid value lots for configuration log.retention.bytes"},
-		{map[string]string{"num.network.threads": "4"}, false, "Cannot update these configs dynamically: Set(num.network.threads) (Varve applies them only at start-up)"},
+		{map[string]string{"background.threads": "4"}, false, "Cannot update these configs dynamically: Set(background.threads) (Varve applies them only at start-up)"},
+		{map[string]string{"num.network.threads": "4", "num.io.threads": "16"}, false, ""},
 	}
 	for _, c := range cases {
 		err := CheckDynamic(c.props, c.perNode)
@@ -97,6 +98,41 @@ func TestDynamicTableNamesKnownProperties(t *testing.T) {
 	for _, n := range dynamicListenerProps {
 		if brokerIndex().byName[n] == nil {
 			t.Errorf("listener table names %s, which is not a broker property", n)
+		}
+	}
+}
+
+// Kafka: DynamicThreadPool.validateReconfiguration: at least 1, at
+// least half the current value (integer division), at most twice it;
+// an unchanged count is not checked.
+func TestCheckThreadCounts(t *testing.T) {
+	at := func(io, network int) *Broker {
+		b, err := Parse(map[string]string{"num.io.threads": fmt.Sprint(io), "num.network.threads": fmt.Sprint(network)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	cases := []struct {
+		cur, next *Broker
+		want      string
+	}{
+		{at(8, 3), at(16, 6), ""},
+		{at(8, 3), at(4, 1), ""}, // 3/2 is 1
+		{at(5, 3), at(2, 3), ""}, // 5/2 is 2
+		{at(8, 3), at(17, 3), "Dynamic thread count update validation failed for num.io.threads=17, value should not be greater than double the current value 8"},
+		{at(8, 3), at(3, 3), "Dynamic thread count update validation failed for num.io.threads=3, value should be at least half the current value 8"},
+		{at(8, 3), at(8, 7), "Dynamic thread count update validation failed for num.network.threads=7, value should not be greater than double the current value 3"},
+		{at(8, 3), &Broker{NumIoThreads: 0, NumNetworkThreads: 3}, "Dynamic thread count update validation failed for num.io.threads=0, value should be at least 1"},
+	}
+	for _, c := range cases {
+		err := CheckThreadCounts(c.cur, c.next)
+		var de *DynamicError
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%d/%d -> %d/%d: %v", c.cur.NumIoThreads, c.cur.NumNetworkThreads, c.next.NumIoThreads, c.next.NumNetworkThreads, err)
+		case c.want != "" && (!errors.As(err, &de) || err.Error() != c.want):
+			t.Errorf("%d -> %d: %v, want %q", c.cur.NumIoThreads, c.next.NumIoThreads, err, c.want)
 		}
 	}
 }

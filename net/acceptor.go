@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	stdnet "net"
 	"net/netip"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -19,25 +20,28 @@ import (
 // listening descriptor and an eventfd for stop), because a Go listener's
 // RawConn cannot wait for readability.
 type acceptor struct {
-	r     *Reactor
-	ln    stdnet.Listener
-	lfd   int // duplicate of the listener's descriptor, non-blocking
-	epfd  int
-	wake  *wakeup
-	name  string
-	procs []*processor
-	next  int
-	rate  *tokenBucket // this listener's max.connection.creation.rate
+	r    *Reactor
+	ln   stdnet.Listener
+	lfd  int // duplicate of the listener's descriptor, non-blocking
+	epfd int
+	wake *wakeup
+	name string
+	next int // REQUIRES procMu for reads of procs; touched by run only
+
+	procMu sync.Mutex
+	procs  []*processor // REQUIRES procMu; replaced, never changed in place
+	rate   *tokenBucket // this listener's max.connection.creation.rate
 
 	stopOnce sync.Once
 	stopCh   chan struct{}
 	done     chan struct{}
+	retry    chan struct{} // the processor list changed
 }
 
 func newAcceptor(r *Reactor, ln stdnet.Listener, raw syscall.RawConn, procs []*processor) (*acceptor, error) {
 	a := &acceptor{
 		r: r, ln: ln, name: ln.Addr().String(), procs: procs, lfd: -1, epfd: -1,
-		stopCh: make(chan struct{}), done: make(chan struct{}),
+		stopCh: make(chan struct{}), done: make(chan struct{}), retry: make(chan struct{}, 1),
 	}
 	a.rate = newTokenBucket(r.cfg.ListenerMaxConnectionCreationRate[a.name])
 	var derr error
@@ -231,27 +235,83 @@ func rejectPerIP(st *counters, log *slog.Logger, listener string, ip netip.Addr)
 }
 
 // assign queues c on the next processor with room, round-robin; when all
-// queues are full it waits on the next one, as Kafka's Acceptor does.
+// queues are full it waits on the next one, as Kafka's Acceptor does. A
+// processor removed meanwhile (num.network.threads shrank) is skipped.
 func (a *acceptor) assign(c *rconn) bool {
-	n := len(a.procs)
-	for i := range n {
-		p := a.procs[(a.next+i)%n]
+	for {
+		procs := a.processors()
+		n := len(procs)
+		for i := range n {
+			p := procs[(a.next+i)%n]
+			if p.retiring.Load() {
+				continue
+			}
+			select {
+			case p.newConns <- c:
+				a.next = (a.next + i + 1) % n
+				p.notify()
+				return true
+			default:
+			}
+		}
+		var ch chan *rconn // nil while every listed processor retires: wait for a retry
+		p := procs[a.next%n]
+		for i := range n {
+			if q := procs[(a.next+i)%n]; !q.retiring.Load() {
+				p, ch = q, q.newConns
+				a.next = (a.next + i + 1) % n
+				break
+			}
+		}
 		select {
-		case p.newConns <- c:
-			a.next = (a.next + i + 1) % n
+		case ch <- c:
 			p.notify()
 			return true
-		default:
+		case <-p.done:
+		case <-a.retry:
+		case <-a.stopCh:
+			return false
 		}
 	}
-	p := a.procs[a.next]
-	a.next = (a.next + 1) % n
+}
+
+// processors is the acceptor's processor list now.
+func (a *acceptor) processors() []*processor {
+	a.procMu.Lock()
+	defer a.procMu.Unlock()
+	return a.procs
+}
+
+// addProcessors gives the acceptor more processors, as Kafka's
+// Acceptor.addProcessors: they take new connections from now on.
+func (a *acceptor) addProcessors(ps []*processor) {
+	a.procMu.Lock()
+	a.procs = append(slices.Clip(a.procs), ps...)
+	a.procMu.Unlock()
+	a.signalRetry()
+}
+
+// removeProcessors takes the last k processors (keeping at least one)
+// out of the rotation and returns them, as Kafka's
+// Acceptor.removeProcessors.
+func (a *acceptor) removeProcessors(k int) []*processor {
+	a.procMu.Lock()
+	k = min(k, len(a.procs)-1)
+	out := a.procs[len(a.procs)-k:]
+	a.procs = slices.Clone(a.procs[:len(a.procs)-k])
+	a.procMu.Unlock()
+	for _, p := range out {
+		p.retiring.Store(true)
+	}
+	a.signalRetry()
+	return out
+}
+
+// signalRetry makes an assign waiting on a full queue look again.
+func (a *acceptor) signalRetry() {
 	select {
-	case p.newConns <- c:
-		p.notify()
-		return true
-	case <-a.stopCh:
-		return false
+	case a.retry <- struct{}{}:
+	default:
 	}
 }
 

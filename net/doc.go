@@ -114,6 +114,15 @@
 //     handler it just woke can run without waiting for sysmon.
 //   - handler (num.io.threads, shared by all listeners): takes requests and
 //     calls Handler.Serve.
+//
+// Both pools resize on a running server (KIP-226's DynamicThreadPool):
+// SetIOThreads starts handlers, or posts one retire token per handler too
+// many, which a handler takes only between requests, so no request is cut
+// short, lost or served twice. Reactor.SetNetworkThreads adds processors
+// to every acceptor's rotation, or takes the last ones out of it; a
+// removed processor drains as in Shutdown (no more reads, each connection
+// closes after its response in flight) and exits. The goroutine server has
+// no processors: there SetNetworkThreads does nothing.
 //   - GoroutineServer: one goroutine per Serve (accept loop) and one per
 //     connection, plus the handlers.
 //

@@ -62,7 +62,7 @@ func NewGoroutineServer(cfg Config, h Handler) (*GoroutineServer, error) {
 		cfg: cfg, h: h, quotas: quotas, connRate: newTokenBucket(cfg.MaxConnectionCreationRate),
 		pool: newMemoryPool(cfg.QueuedMaxRequestBytes), closingCh: make(chan struct{}), forceCh: make(chan struct{}),
 	}
-	s.reqs = newRequestChannel(cfg.QueuedMaxRequests, &s.stats)
+	s.reqs = newRequestChannel(cfg.QueuedMaxRequests, cfg.NumIOThreads, &s.stats)
 	s.mu.listeners = map[stdnet.Listener]struct{}{}
 	s.mu.conns = map[*gconn]struct{}{}
 	return s, nil
@@ -131,7 +131,7 @@ func (s *GoroutineServer) track(ln stdnet.Listener) bool {
 	s.mu.listeners[ln] = struct{}{}
 	if !s.mu.started {
 		s.mu.started = true
-		s.reqs.start(s.cfg.NumIOThreads, s.h)
+		s.reqs.start(s.h)
 	}
 	return true
 }
@@ -255,8 +255,19 @@ func (s *GoroutineServer) Shutdown(ctx context.Context) error {
 func (s *GoroutineServer) Stats() Stats {
 	st := s.stats.snapshot()
 	st.addPool(s.pool)
+	st.IOThreads = int64(s.reqs.size())
+	st.IOThreadsRunning = int64(s.reqs.running.Load())
 	return st
 }
+
+// SetIOThreads changes num.io.threads on the running server (Kafka's
+// DynamicThreadPool): handlers start at once, or the extra ones exit
+// after the request they serve. n below 1 counts as 1.
+func (s *GoroutineServer) SetIOThreads(n int) { s.reqs.resize(n) }
+
+// SetNetworkThreads accepts num.network.threads and does nothing: the
+// goroutine-per-connection design has no processors to resize.
+func (s *GoroutineServer) SetNetworkThreads(int) error { return nil }
 
 // forced reports whether Shutdown gave up waiting.
 func (s *GoroutineServer) forced() bool {

@@ -64,6 +64,7 @@ type processor struct {
 	nconns    atomic.Int64
 	isStalled atomic.Bool
 	exited    atomic.Bool
+	retiring  atomic.Bool // removed by a num.network.threads shrink: drain, then exit
 	done      chan struct{}
 }
 
@@ -145,7 +146,7 @@ func (p *processor) run() {
 		if p.srv.force.Load() {
 			return
 		}
-		if p.srv.draining.Load() && !p.drain {
+		if (p.srv.draining.Load() || p.retiring.Load()) && !p.drain {
 			p.startDrain()
 		}
 		p.configureNew()

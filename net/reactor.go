@@ -47,8 +47,13 @@ type Reactor struct {
 		closed    bool
 		started   bool // handler goroutines running
 		acceptors []*acceptor
-		procs     []*processor
-		fatal     error // first processor failure
+		procs     []*processor // serving processors, every listener's
+		retired   []*processor // removed by SetNetworkThreads, draining or exited
+		nextProc  int          // id of the next processor
+		// netThreads is num.network.threads set by SetNetworkThreads (0:
+		// the configured one); new listeners get that many processors.
+		netThreads int
+		fatal      error // first processor failure
 	}
 }
 
@@ -69,7 +74,7 @@ func NewReactor(cfg Config, h Handler) (*Reactor, error) {
 	}
 	r := &Reactor{cfg: cfg, h: h, quotas: quotas, connRate: newTokenBucket(cfg.MaxConnectionCreationRate)}
 	r.pool = newMemoryPool(cfg.QueuedMaxRequestBytes)
-	r.reqs = newRequestChannel(cfg.QueuedMaxRequests, &r.stats)
+	r.reqs = newRequestChannel(cfg.QueuedMaxRequests, cfg.NumIOThreads, &r.stats)
 	return r, nil
 }
 
@@ -125,7 +130,7 @@ func (r *Reactor) newAcceptor(ln stdnet.Listener) (*acceptor, error) {
 	}
 	if !r.mu.started {
 		r.mu.started = true
-		r.reqs.start(r.cfg.NumIOThreads, r.h)
+		r.reqs.start(r.h)
 	}
 	a, err := newAcceptor(r, ln, raw, procs)
 	if err != nil {
@@ -136,6 +141,12 @@ func (r *Reactor) newAcceptor(ln stdnet.Listener) (*acceptor, error) {
 	}
 	r.mu.acceptors = append(r.mu.acceptors, a)
 	r.mu.procs = append(r.mu.procs, procs...)
+	r.runProcessors(procs)
+	return a, nil
+}
+
+// runProcessors starts procs' loops. REQUIRES: r.mu held.
+func (r *Reactor) runProcessors(procs []*processor) {
 	for _, p := range procs {
 		r.procWG.Add(1)
 		go func() {
@@ -143,21 +154,27 @@ func (r *Reactor) newAcceptor(ln stdnet.Listener) (*acceptor, error) {
 			p.run()
 		}()
 	}
-	return a, nil
 }
 
 // newProcessors creates num.network.threads processors.
 // REQUIRES: r.mu held.
 func (r *Reactor) newProcessors() ([]*processor, error) {
+	return r.addProcessors(r.networkThreadsLocked())
+}
+
+// addProcessors creates n processors, registered for stall wake-ups but
+// not running. REQUIRES: r.mu held.
+func (r *Reactor) addProcessors(n int) ([]*processor, error) {
 	var procs []*processor
-	for range r.cfg.NumNetworkThreads {
-		p, err := newProcessor(len(r.mu.procs)+len(procs), r)
+	for range n {
+		p, err := newProcessor(r.mu.nextProc, r)
 		if err != nil {
 			for _, q := range procs {
 				q.exit()
 			}
 			return nil, err
 		}
+		r.mu.nextProc++
 		r.reqs.register(p.id, p.notify)
 		procs = append(procs, p)
 	}
@@ -184,7 +201,8 @@ func (r *Reactor) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	r.mu.closed = true
-	acceptors, procs, started := r.mu.acceptors, r.mu.procs, r.mu.started
+	acceptors, started := r.mu.acceptors, r.mu.started
+	procs := append(append([]*processor(nil), r.mu.procs...), r.mu.retired...)
 	r.mu.Unlock()
 
 	for _, a := range acceptors {
@@ -248,6 +266,9 @@ func (r *Reactor) Stats() Stats {
 	for _, p := range procs {
 		s.Processors = append(s.Processors, p.stats())
 	}
+	s.IOThreads = int64(r.reqs.size())
+	s.IOThreadsRunning = int64(r.reqs.running.Load())
+	s.NetworkThreads = int64(r.networkThreads())
 	return s
 }
 

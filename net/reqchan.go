@@ -52,43 +52,127 @@ type requestChannel struct {
 	ch      chan *call
 	stats   *counters
 	stalled atomic.Int32 // processors waiting for room
+	// retire holds one token per handler goroutine that must exit (a
+	// shrink of num.io.threads); a handler takes a token only between
+	// requests, so none is cut short.
+	retire chan struct{}
 
-	mu     sync.Mutex
-	wakers map[int]func() // processors' wake functions, by processor id
+	mu      sync.Mutex
+	wakers  map[int]func() // processors' wake functions, by processor id
+	h       Handler        // REQUIRES mu; set by start
+	threads int            // REQUIRES mu; num.io.threads in force
+	started bool           // REQUIRES mu
+	closed  bool           // REQUIRES mu; close ran: no goroutine may start
 
-	wg sync.WaitGroup
+	running atomic.Int32 // handler goroutines alive now
+	wg      sync.WaitGroup
 }
 
-func newRequestChannel(capacity int, stats *counters) *requestChannel {
+// maxIOThreads bounds num.io.threads so the retire channel has room for
+// every token a shrink can post.
+const maxIOThreads = 1 << 16
+
+func newRequestChannel(capacity, threads int, stats *counters) *requestChannel {
 	return &requestChannel{
-		ch:     make(chan *call, capacity),
-		stats:  stats,
-		wakers: map[int]func(){},
+		threads: min(max(threads, 1), maxIOThreads),
+		ch:      make(chan *call, capacity),
+		stats:   stats,
+		retire:  make(chan struct{}, maxIOThreads),
+		wakers:  map[int]func(){},
 	}
 }
 
-// start runs n handler goroutines serving h until close.
-func (rc *requestChannel) start(n int, h Handler) {
+// start runs num.io.threads handler goroutines serving h until close.
+func (rc *requestChannel) start(h Handler) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.started || rc.closed {
+		return
+	}
+	rc.started, rc.h = true, h
+	rc.spawn(rc.threads)
+}
+
+// spawn starts n handler goroutines. REQUIRES rc.mu, started, not closed.
+func (rc *requestChannel) spawn(n int) {
 	for range n {
 		rc.wg.Add(1)
-		go rc.handlerLoop(h)
+		rc.running.Add(1)
+		go rc.handlerLoop(rc.h)
 	}
 }
 
-// handlerLoop is one of Kafka's KafkaRequestHandler threads.
+// resize sets num.io.threads to n (at least 1), as Kafka's
+// KafkaRequestHandlerPool.resizeThreadPool: growing starts handlers at
+// once; shrinking makes handlers exit, each after the request it is
+// serving. After close it does nothing.
+func (rc *requestChannel) resize(n int) {
+	n = min(max(n, 1), maxIOThreads)
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.closed {
+		return
+	}
+	old := rc.threads
+	rc.threads = n
+	if !rc.started {
+		return
+	}
+	for ; old < n; old++ {
+		select {
+		case <-rc.retire: // cancel a pending exit instead of starting one
+		default:
+			rc.spawn(1)
+		}
+	}
+	for ; old > n; old-- {
+		rc.retire <- struct{}{} // never blocks: at most maxIOThreads pending
+	}
+}
+
+// size is num.io.threads in force (what resize last set, or start's).
+func (rc *requestChannel) size() int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.threads
+}
+
+// handlerLoop is one of Kafka's KafkaRequestHandler threads. Between
+// requests it takes a retire token if one is posted and exits.
 func (rc *requestChannel) handlerLoop(h Handler) {
 	defer rc.wg.Done()
-	for c := range rc.ch {
-		rc.stats.queueSize.Add(-1)
-		if rc.stalled.Load() > 0 {
-			rc.wakeStalled()
+	defer rc.running.Add(-1)
+	for {
+		select {
+		case <-rc.retire:
+			return
+		default:
 		}
-		if c.owner.abandoned() {
-			c.releaseMem() // never served: no response will end it
-			continue
+		var c *call
+		var ok bool
+		select {
+		case c, ok = <-rc.ch:
+		case <-rc.retire:
+			return
 		}
-		h.Serve(&c.req, c.respond)
+		if !ok {
+			return
+		}
+		rc.serve(h, c)
 	}
+}
+
+// serve answers one call taken from the channel.
+func (rc *requestChannel) serve(h Handler, c *call) {
+	rc.stats.queueSize.Add(-1)
+	if rc.stalled.Load() > 0 {
+		rc.wakeStalled()
+	}
+	if c.owner.abandoned() {
+		c.releaseMem() // never served: no response will end it
+		return
+	}
+	h.Serve(&c.req, c.respond)
 }
 
 // tryPut enqueues c unless the channel is full.
@@ -149,6 +233,9 @@ func (rc *requestChannel) wakeStalled() {
 // close stops the handler goroutines once the queue is drained. No put may
 // follow.
 func (rc *requestChannel) close() {
+	rc.mu.Lock()
+	rc.closed = true
+	rc.mu.Unlock()
 	close(rc.ch)
 }
 

@@ -78,7 +78,16 @@ type Stats struct {
 	QueueFullStalls    int64 // times reading stopped because the request channel was full
 	SendWaits          int64 // Reactor: times a response waited for EPOLLOUT (a partial write resumed later)
 	DuplicateResponds  int64 // respond calls after the first (ignored)
-	Processors         []ProcessorStats
+	// IOThreads is num.io.threads in force; IOThreadsRunning the handler
+	// goroutines alive now (more than IOThreads for a moment after a
+	// shrink, while the extra ones finish their request).
+	IOThreads        int64
+	IOThreadsRunning int64
+	// NetworkThreads is num.network.threads in force (per listener, as
+	// Kafka counts it); 0 for the goroutine server, which has none.
+	// Plus adds them, as it adds the other gauges.
+	NetworkThreads int64
+	Processors     []ProcessorStats
 }
 
 // ProcessorStats describes one Reactor processor.
@@ -159,6 +168,8 @@ func (s Stats) Plus(o Stats) Stats {
 		{&out.Requests, &o.Requests}, {&out.Responses, &o.Responses},
 		{&out.UnknownKeyRequests, &o.UnknownKeyRequests}, {&out.QueueFullStalls, &o.QueueFullStalls},
 		{&out.SendWaits, &o.SendWaits}, {&out.DuplicateResponds, &o.DuplicateResponds},
+		{&out.IOThreads, &o.IOThreads}, {&out.IOThreadsRunning, &o.IOThreadsRunning},
+		{&out.NetworkThreads, &o.NetworkThreads},
 	} {
 		*f.dst += *f.src
 	}
