@@ -1,9 +1,7 @@
 package cluster
 
 import (
-	"fmt"
 	"maps"
-	"slices"
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -154,33 +152,12 @@ func brokerConfigDiff(current, next map[string]string) map[string]*string {
 // forwardBrokerConfigs sends the change to the controller and waits
 // until this node's image shows it.
 func (b *Broker) forwardBrokerConfigs(name string, changes map[string]*string) error {
-	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
-	req.Version = 1
-	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
-	rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeBroker, name
-	for _, k := range slices.Sorted(maps.Keys(changes)) {
-		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-		c.Name, c.Value, c.Op = k, changes[k], kmsg.IncrementalAlterConfigOpSet
-		if changes[k] == nil {
-			c.Op = kmsg.IncrementalAlterConfigOpDelete
-		}
-		rr.Configs = append(rr.Configs, c)
-	}
-	req.Resources = append(req.Resources, rr)
 	ctx, cancel := b.controllerContext()
 	defer cancel()
-	kresp, err := b.ctrl.Do(ctx, req)
-	if err != nil {
-		return fmt.Errorf("%w: %v", kerr.RequestTimedOut, err)
+	if err := b.sendConfigChanges(ctx, kmsg.ConfigResourceTypeBroker, name, changes); err != nil {
+		return err
 	}
-	resp := kresp.(*kmsg.IncrementalAlterConfigsResponse)
-	if len(resp.Resources) != 1 {
-		return fmt.Errorf("%w: the controller answered %d resources for 1", kerr.UnknownServerError, len(resp.Resources))
-	}
-	if c := resp.Resources[0].ErrorCode; c != 0 {
-		return controllerError(c, resp.Resources[0].ErrorMessage)
-	}
-	_, err = b.awaitImage(ctx, func(img *metadata.Image) bool {
+	_, err := b.awaitImage(ctx, func(img *metadata.Image) bool {
 		cur := img.BrokerConfigs(name)
 		for k, v := range changes {
 			got, set := cur[k]

@@ -258,33 +258,12 @@ func (b *Broker) forwardCreatePartitions(name string, count int32, assignments [
 // forwardAlterConfigs sets (value) or deletes (nil) a topic's
 // overrides through the controller.
 func (b *Broker) forwardAlterConfigs(topic string, id metadata.TopicID, changes map[string]*string) error {
-	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
-	req.Version = 1
-	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
-	rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, topic
-	for _, k := range slices.Sorted(maps.Keys(changes)) {
-		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-		c.Name, c.Value, c.Op = k, changes[k], kmsg.IncrementalAlterConfigOpSet
-		if changes[k] == nil {
-			c.Op = kmsg.IncrementalAlterConfigOpDelete
-		}
-		rr.Configs = append(rr.Configs, c)
-	}
-	req.Resources = append(req.Resources, rr)
 	ctx, cancel := b.controllerContext()
 	defer cancel()
-	kresp, err := b.ctrl.Do(ctx, req)
-	if err != nil {
-		return fmt.Errorf("%w: %v", kerr.RequestTimedOut, err)
+	if err := b.sendConfigChanges(ctx, kmsg.ConfigResourceTypeTopic, topic, changes); err != nil {
+		return err
 	}
-	resp := kresp.(*kmsg.IncrementalAlterConfigsResponse)
-	if len(resp.Resources) != 1 {
-		return fmt.Errorf("%w: the controller answered %d resources for 1", kerr.UnknownServerError, len(resp.Resources))
-	}
-	if c := resp.Resources[0].ErrorCode; c != 0 {
-		return controllerError(c, resp.Resources[0].ErrorMessage)
-	}
-	_, err = b.awaitImage(ctx, func(img *metadata.Image) bool {
+	_, err := b.awaitImage(ctx, func(img *metadata.Image) bool {
 		t, ok := img.Topic(topic)
 		if !ok || t.ID != id {
 			return true // deleted meanwhile: nothing to wait for
@@ -358,4 +337,36 @@ func (b *Broker) nextProducerID() (int64, error) {
 	id := p.next
 	p.next++
 	return id, nil
+}
+
+// sendConfigChanges sends one resource's changes (a value sets, nil
+// deletes) to the active controller as an IncrementalAlterConfigs, and
+// returns the controller's error for it. The caller waits for the image
+// it needs.
+func (b *Broker) sendConfigChanges(ctx context.Context, typ kmsg.ConfigResourceType, name string, changes map[string]*string) error {
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	req.Version = 1
+	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+	rr.ResourceType, rr.ResourceName = typ, name
+	for _, k := range slices.Sorted(maps.Keys(changes)) {
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		c.Name, c.Value, c.Op = k, changes[k], kmsg.IncrementalAlterConfigOpSet
+		if changes[k] == nil {
+			c.Op = kmsg.IncrementalAlterConfigOpDelete
+		}
+		rr.Configs = append(rr.Configs, c)
+	}
+	req.Resources = append(req.Resources, rr)
+	kresp, err := b.ctrl.Do(ctx, req)
+	if err != nil {
+		return fmt.Errorf("%w: %v", kerr.RequestTimedOut, err)
+	}
+	resp := kresp.(*kmsg.IncrementalAlterConfigsResponse)
+	if len(resp.Resources) != 1 {
+		return fmt.Errorf("%w: the controller answered %d resources for 1", kerr.UnknownServerError, len(resp.Resources))
+	}
+	if c := resp.Resources[0].ErrorCode; c != 0 {
+		return controllerError(c, resp.Resources[0].ErrorMessage)
+	}
+	return nil
 }
