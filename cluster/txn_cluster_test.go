@@ -236,15 +236,25 @@ func threeNodesEOS(t *testing.T, victim func(t *testing.T, cl *kgo.Client) int32
 	}
 	t.Logf("killed node %d mid-transaction after %d of %d records copied", killed, copied, n)
 	// The same session carries on against the two nodes left, as an
-	// application would.
-	defer s.Close()
+	// application would. If the failover outlasted the transaction
+	// timeout, the coordinator aborted the cut transaction itself and
+	// fenced the producer (Kafka: at transaction version 2 its epoch is
+	// bumped, and the client's late EndTxn is PRODUCER_FENCED, fatal to
+	// that producer); an application then starts a new producer with the
+	// same transactional id, which is what the test does.
+	defer func() { s.Close() }()
 	live := qc.bootstrap()[0]
 	adm := kadm.NewClient(client(t, live))
 	deadline := time.Now().Add(100 * time.Second)
 	for time.Now().Before(deadline) && committedInput(t, adm) < n {
 		rctx, rcancel := context.WithTimeout(cx, 5*time.Second)
-		if err := round(s, rctx, false); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		err := round(s, rctx, false)
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			t.Logf("round after the kill: %v", err)
+		}
+		if errors.Is(err, kerr.ProducerFenced) {
+			s.Close()
+			s = session()
 		}
 		rcancel()
 	}
