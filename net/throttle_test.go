@@ -52,7 +52,10 @@ func TestThrottleMutesAfterResponse(t *testing.T) {
 }
 
 // A response without Throttle unmutes at once: the pipelined request is
-// served without waiting (the throttle above is what delays it).
+// served without waiting (the throttle above is what delays it). The
+// bound is loose, ten times the throttle above, so that a loaded machine
+// under the race detector does not fail it; a channel left muted, the bug
+// this guards against, never answers the second request at all.
 func TestNoThrottleNoWait(t *testing.T) {
 	forEachDesign(t, func(t *testing.T, d design) {
 		s := start(t, d, Config{}, HandlerFunc(echo))
@@ -61,7 +64,7 @@ func TestNoThrottleNoWait(t *testing.T) {
 		c.Write(append(frame(produceV3(1), nil), frame(produceV3(2), nil)...))
 		readResponse(t, c, false)
 		readResponse(t, c, false)
-		if el := time.Since(t0); el > 250*time.Millisecond {
+		if el := time.Since(t0); el > 3*time.Second {
 			t.Errorf("two unthrottled requests took %v", el)
 		}
 	})
