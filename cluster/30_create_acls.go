@@ -11,7 +11,6 @@ package cluster
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/varve/varve/acl"
 	"github.com/varve/varve/controller"
+	"github.com/varve/varve/internal/kuuid"
 	"github.com/varve/varve/metadata"
 	vnet "github.com/varve/varve/net"
 )
@@ -116,11 +116,5 @@ func fillErrors(errs []error, n int, err error) []error {
 	return errs
 }
 
-// randomACLID is a random (version 4) UUID, as Kafka's Uuid.randomUuid.
-func randomACLID() [16]byte {
-	var id [16]byte
-	rand.Read(id[:])
-	id[6] = id[6]&0x0f | 0x40
-	id[8] = id[8]&0x3f | 0x80
-	return id
-}
+// randomACLID is Kafka's Uuid.randomUuid.
+func randomACLID() [16]byte { return kuuid.Random() }

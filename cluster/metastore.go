@@ -1,8 +1,6 @@
 package cluster
 
 import (
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/varve/varve/internal/kuuid"
 	"github.com/varve/varve/metadata"
 	"github.com/varve/varve/segment"
 )
@@ -361,20 +360,10 @@ func (s *metaSource) step(name string) error {
 }
 
 // randomClusterID makes a cluster id the way Kafka's storage tool does:
-// a random UUID in URL-safe base64.
-func randomClusterID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
+// Uuid.randomUuid in its string form.
+func randomClusterID() string { return kuuid.String(kuuid.Random()) }
 
-func newTopicID() metadata.TopicID {
-	var id metadata.TopicID
-	for id == (metadata.TopicID{}) {
-		rand.Read(id[:])
-	}
-	return id
-}
+func newTopicID() metadata.TopicID { return kuuid.Random() }
 
 // registration is this node's broker registration: its advertised
 // listeners, the first one at the host and port clients are told.

@@ -1,10 +1,10 @@
 package controller
 
 import (
-	"crypto/rand"
 	"fmt"
 
 	"github.com/varve/varve/internal/invariants"
+	"github.com/varve/varve/internal/kuuid"
 	"github.com/varve/varve/metadata"
 )
 
@@ -135,11 +135,5 @@ func (c *Controller) proposePart(recs []metadata.Record) error {
 	return nil
 }
 
-// randomTopicID is a random (version 4) UUID, as Kafka's Uuid.randomUuid.
-func randomTopicID() metadata.TopicID {
-	var id metadata.TopicID
-	rand.Read(id[:]) // never fails (crypto/rand)
-	id[6] = id[6]&0x0f | 0x40
-	id[8] = id[8]&0x3f | 0x80
-	return id
-}
+// randomTopicID is Kafka's Uuid.randomUuid.
+func randomTopicID() metadata.TopicID { return kuuid.Random() }

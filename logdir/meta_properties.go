@@ -1,7 +1,6 @@
 package logdir
 
 import (
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/varve/varve/internal/kuuid"
 	"github.com/varve/varve/segment"
 )
 
@@ -111,12 +111,7 @@ func FormatOrCheck(fsys segment.FS, dir string, nodeID int32, clusterID string) 
 	return mp, nil
 }
 
-// newDirectoryID is a random (version 4) Uuid that is none of Kafka's
-// reserved directory ids (those have their top 64 bits zero).
-func newDirectoryID() TopicID {
-	var id TopicID
-	rand.Read(id[:]) // never fails (crypto/rand)
-	id[6] = id[6]&0x0f | 0x40
-	id[8] = id[8]&0x3f | 0x80
-	return id
-}
+// newDirectoryID is a random Uuid that is none of Kafka's reserved
+// directory ids (those have their top 64 bits zero, which a version 4
+// Uuid never has).
+func newDirectoryID() TopicID { return kuuid.Random() }

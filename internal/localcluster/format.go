@@ -2,8 +2,6 @@ package localcluster
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/varve/varve/config"
+	"github.com/varve/varve/internal/kuuid"
 )
 
 // metaPropertiesFile is the file kafka-storage.sh format writes at the
@@ -89,19 +88,7 @@ func (c *Cluster) clusterID() (string, error) {
 // version 4 UUID in URL-safe base64 without padding (22 characters),
 // never one that starts with '-' (it would read as a command-line
 // flag), as kafka-storage.sh random-uuid prints.
-func randomUUID() (string, error) {
-	for {
-		var u [16]byte
-		if _, err := rand.Read(u[:]); err != nil {
-			return "", fmt.Errorf("localcluster: random uuid: %w", err)
-		}
-		u[6] = u[6]&0x0f | 0x40 // version 4
-		u[8] = u[8]&0x3f | 0x80 // IETF variant
-		if s := base64.RawURLEncoding.EncodeToString(u[:]); s[0] != '-' {
-			return s, nil
-		}
-	}
-}
+func randomUUID() (string, error) { return kuuid.String(kuuid.Random()), nil }
 
 // writeFileSynced writes data to path through a temporary file: write,
 // fsync, rename, fsync the directory.

@@ -2,8 +2,6 @@ package kafkadist
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 	"maps"
 	"os"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/varve/varve/experiments/internal/harness"
+	"github.com/varve/varve/internal/kuuid"
 )
 
 // Java entry points in the assembled libs/.
@@ -81,16 +80,10 @@ func POM(version string) string {
 `
 }
 
-// NewClusterID returns a Kafka cluster id: 16 random bytes in URL-safe
-// base64 without padding (22 characters), as `kafka-storage
+// NewClusterID returns a Kafka cluster id: Uuid.randomUuid in URL-safe
+// base64 without padding (22 characters, never a leading -), as `kafka-storage
 // random-uuid` prints (Kafka's Uuid.toString).
-func NewClusterID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("cluster id: %w", err)
-	}
-	return base64.RawURLEncoding.EncodeToString(b[:]), nil
-}
+func NewClusterID() (string, error) { return kuuid.String(kuuid.Random()), nil }
 
 // FormatProps renders properties as a .properties file under a comment
 // line naming what generated it, sorted by key.
