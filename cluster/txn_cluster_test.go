@@ -70,9 +70,10 @@ func partitionLeaders(t *testing.T, cl *kgo.Client, topic string) map[int32]int3
 	return out
 }
 
-// produceTxnTo sends a transactional batch to topic/partition at node
-// and returns the partition's code.
-func produceTxnTo(t *testing.T, cl *kgo.Client, node int32, id, topic string, partition int32, records []byte) int16 {
+// produceTxnTo sends a transactional batch to topic/partition at node,
+// at Produce version at most (11 at most: verified, not added: KIP-890
+// part 1), and returns the partition's code.
+func produceTxnTo(t *testing.T, cl *kgo.Client, node int32, version int16, id, topic string, partition int32, records []byte) int16 {
 	t.Helper()
 	pr := kmsg.NewPtrProduceRequest()
 	pr.Acks, pr.TimeoutMillis, pr.TransactionID = -1, 5000, &id
@@ -82,7 +83,7 @@ func produceTxnTo(t *testing.T, cl *kgo.Client, node int32, id, topic string, pa
 	rp.Partition, rp.Records = partition, records
 	rt.Partitions = append(rt.Partitions, rp)
 	pr.Topics = append(pr.Topics, rt)
-	resp, err := cl.Broker(int(node)).Request(ctx(t), produceV11{pr}) // verified, not added: KIP-890 part 1
+	resp, err := cl.Broker(int(node)).Request(ctx(t), produceAt{pr, version})
 	if err != nil {
 		t.Fatalf("produce to node %d: %v", node, err)
 	}
@@ -91,10 +92,10 @@ func produceTxnTo(t *testing.T, cl *kgo.Client, node int32, id, topic string, pa
 
 // Kafka: KIP-890 part 1 (Kafka 3.6+, AddPartitionsToTxnManager). The
 // leader of a partition asks the transactional id's coordinator, on
-// another node, with AddPartitionsToTxn v4 (verify only) and refuses a
-// produce to a partition outside the ongoing transaction with
-// INVALID_TXN_STATE: before the partition is added, and after the
-// transaction ended.
+// another node, with AddPartitionsToTxn v5 (verify only) and refuses a
+// produce to a partition outside the ongoing transaction, before the
+// partition is added and after the transaction ended: with
+// TRANSACTION_ABORTABLE from Produce v11, INVALID_TXN_STATE before.
 func TestThreeNodesTxnProduceVerifiedAcrossNodes(t *testing.T) {
 	qc := startQuorumCluster(t, 3, txnClusterProps("1"))
 	qc.waitBrokers(3)
@@ -114,8 +115,11 @@ func TestThreeNodesTxnProduceVerifiedAcrossNodes(t *testing.T) {
 	if p < 0 {
 		t.Fatalf("every partition of out is led by the coordinator, node %d", coord)
 	}
-	if c := produceTxnTo(t, cl, leader, id, "out", p, txnRecords(t, pid, epoch, 0, "early")); c != kerr.InvalidTxnState.Code {
-		t.Fatalf("produce to out/%d (node %d, coordinator %d) before AddPartitionsToTxn: %d, want INVALID_TXN_STATE", p, leader, coord, c)
+	if c := produceTxnTo(t, cl, leader, 10, id, "out", p, txnRecords(t, pid, epoch, 0, "early")); c != kerr.InvalidTxnState.Code {
+		t.Fatalf("produce v10 to out/%d (node %d, coordinator %d) before AddPartitionsToTxn: %d, want INVALID_TXN_STATE", p, leader, coord, c)
+	}
+	if c := produceTxnTo(t, cl, leader, 11, id, "out", p, txnRecords(t, pid, epoch, 0, "early")); c != kerr.TransactionAbortable.Code {
+		t.Fatalf("produce v11 to out/%d (node %d, coordinator %d) before AddPartitionsToTxn: %d, want TRANSACTION_ABORTABLE", p, leader, coord, c)
 	}
 	add := kmsg.NewPtrAddPartitionsToTxnRequest()
 	add.TransactionalID, add.ProducerID, add.ProducerEpoch = id, pid, epoch
@@ -126,7 +130,7 @@ func TestThreeNodesTxnProduceVerifiedAcrossNodes(t *testing.T) {
 	if err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
 		t.Fatalf("AddPartitionsToTxn: %v %+v", err, resp)
 	}
-	if c := produceTxnTo(t, cl, leader, id, "out", p, txnRecords(t, pid, epoch, 0, "in")); c != 0 {
+	if c := produceTxnTo(t, cl, leader, 11, id, "out", p, txnRecords(t, pid, epoch, 0, "in")); c != 0 {
 		t.Fatalf("produce to out/%d in the transaction: %d", p, c)
 	}
 	end := kmsg.NewPtrEndTxnRequest()
@@ -138,9 +142,12 @@ func TestThreeNodesTxnProduceVerifiedAcrossNodes(t *testing.T) {
 	// commits, then refused.
 	var last int16
 	waitWithin(t, 20*time.Second, "a late produce refused", func() bool {
-		last = produceTxnTo(t, cl, leader, id, "out", p, txnRecords(t, pid, epoch, 1, "late"))
+		last = produceTxnTo(t, cl, leader, 10, id, "out", p, txnRecords(t, pid, epoch, 1, "late"))
 		return last == kerr.InvalidTxnState.Code
 	})
+	if c := produceTxnTo(t, cl, leader, 11, id, "out", p, txnRecords(t, pid, epoch, 1, "late")); c != kerr.TransactionAbortable.Code {
+		t.Fatalf("a late produce v11: %d, want TRANSACTION_ABORTABLE", c)
+	}
 }
 
 // Kafka: KIP-98 and KIP-447 on a replicated cluster. A

@@ -21,6 +21,14 @@ type produceV11 struct{ *kmsg.ProduceRequest }
 
 func (produceV11) MaxVersion() int16 { return 11 }
 
+// produceAt is a Produce request sent at version at most.
+type produceAt struct {
+	*kmsg.ProduceRequest
+	version int16
+}
+
+func (p produceAt) MaxVersion() int16 { return p.version }
+
 // tv1Versions caps a client at the requests of transaction version 1
 // (Produce v11, EndTxn v4, TxnOffsetCommit v4), as a client that
 // predates KIP-890 part 2 sends them; franz-go then runs version 1.
