@@ -113,3 +113,89 @@ func TestTransactionAbortableClientAbortsAndContinues(t *testing.T) {
 		t.Errorf("read_committed read %v", got)
 	}
 }
+
+// groupCoordinatorOf is the node id FindCoordinator names for group,
+// retried while __consumer_offsets is created and its leaders elected.
+func groupCoordinatorOf(t *testing.T, cl *kgo.Client, group string) int32 {
+	t.Helper()
+	node := int32(-1)
+	waitWithin(t, 30*time.Second, "the coordinator of group "+group, func() bool {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.CoordinatorKey, req.CoordinatorKeys = group, []string{group}
+		resp, err := req.RequestWith(ctx(t), cl)
+		if err != nil || len(resp.Coordinators) != 1 || resp.Coordinators[0].ErrorCode != 0 {
+			return false
+		}
+		node = resp.Coordinators[0].NodeID
+		return true
+	})
+	return node
+}
+
+// Kafka: KIP-890 part 1 across nodes. The group coordinator of a
+// TxnOffsetCommit, on another node than the transactional id's
+// coordinator, asks it with AddPartitionsToTxn v5 whether the group's
+// __consumer_offsets partition is in the transaction: a commit without
+// AddOffsetsToTxn is TRANSACTION_ABORTABLE at v4, INVALID_TXN_STATE at
+// v3; after it, the commit is taken.
+func TestThreeNodesTxnOffsetCommitVerifiedAcrossNodes(t *testing.T) {
+	qc := startQuorumCluster(t, 3, txnClusterProps("1"))
+	qc.waitBrokers(3)
+	cl := client(t, qc.addrs[0])
+	createTopicRF(t, cl, "src", 1, 3)
+	const id = "offs-tx"
+	pid, epoch := initTxnProducer(t, cl, id)
+	coord := txnCoordinatorOf(t, cl, id)
+	group := ""
+	for i := 0; group == "" && i < 50; i++ {
+		if g := fmt.Sprintf("grp-%d", i); groupCoordinatorOf(t, cl, g) != coord {
+			group = g
+		}
+	}
+	if group == "" {
+		t.Fatalf("every group tried is coordinated by node %d, the transaction coordinator", coord)
+	}
+	commit := func(version int16) int16 {
+		var code int16
+		waitWithin(t, 20*time.Second, "a TxnOffsetCommit answered", func() bool {
+			code = commitOnce(t, qc.addrs[0], version, id, group, pid, epoch)
+			return !kerr.IsRetriable(kerr.ErrorForCode(code)) // the coordinators settling
+		})
+		return code
+	}
+	if c := commit(3); c != kerr.InvalidTxnState.Code {
+		t.Errorf("TxnOffsetCommit v3 of %s outside the transaction: %s, want INVALID_TXN_STATE", group, kerr.ErrorForCode(c))
+	}
+	if c := commit(4); c != kerr.TransactionAbortable.Code {
+		t.Errorf("TxnOffsetCommit v4 of %s outside the transaction: %s, want TRANSACTION_ABORTABLE", group, kerr.ErrorForCode(c))
+	}
+	ao := kmsg.NewPtrAddOffsetsToTxnRequest()
+	ao.TransactionalID, ao.ProducerID, ao.ProducerEpoch, ao.Group = id, pid, epoch, group
+	if r, err := ao.RequestWith(ctx(t), cl); err != nil || r.ErrorCode != 0 {
+		t.Fatalf("AddOffsetsToTxn: %v %+v", err, r)
+	}
+	if c := commit(4); c != 0 {
+		t.Fatalf("TxnOffsetCommit v4 in the transaction: %s", kerr.ErrorForCode(c))
+	}
+}
+
+// commitOnce is one TxnOffsetCommit of src/0 for group, at version at
+// most, and its partition's code.
+func commitOnce(t *testing.T, addr string, version int16, id, group string, pid int64, epoch int16) int16 {
+	t.Helper()
+	vs := kversion.Stable()
+	vs.SetMaxKeyVersion(kmsg.TxnOffsetCommit.Int16(), version)
+	req := kmsg.NewPtrTxnOffsetCommitRequest()
+	req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch, req.Generation = id, group, pid, epoch, -1
+	rt := kmsg.NewTxnOffsetCommitRequestTopic()
+	rt.Topic = "src"
+	rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+	rp.Partition, rp.Offset = 0, 3
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx(t), client(t, addr, kgo.MaxVersions(vs)))
+	if err != nil || resp.Version != version || len(resp.Topics) != 1 {
+		t.Fatalf("TxnOffsetCommit v%d: %v %+v", version, err, resp)
+	}
+	return resp.Topics[0].Partitions[0].ErrorCode
+}
