@@ -24,9 +24,10 @@ package cluster
 // broker's clock.
 //
 // Transactional batches are verified against the producer's ongoing
-// transaction (KIP-890 part 1, txn_verify.go); from v12, on a cluster at
-// transaction.version 2, their partition is added to it instead
-// (KIP-890 part 2, txn_add.go).
+// transaction (KIP-890 part 1, txn_verify.go): one outside it is
+// TRANSACTION_ABORTABLE from v11, INVALID_TXN_STATE before. From v12, on
+// a cluster at transaction.version 2, their partition is added to it
+// instead (KIP-890 part 2, txn_add.go).
 //
 // Not served: recompression for a topic whose compression.type is not "producer"
 // (batches are stored as sent).

@@ -11,7 +11,8 @@ package cluster
 //
 // v4 and v5 (v5: TRANSACTION_ABORTABLE known), from a broker (KIP-890):
 // a batch of transactions, each verified (verify_only, part 1: is the
-// partition in the ongoing transaction? INVALID_TXN_STATE if not) or
+// partition in the ongoing transaction? if not, TRANSACTION_ABORTABLE
+// at v5 and INVALID_TXN_STATE at v4, txn.NotInTransaction) or
 // added (part 2: a partition leader adding the partition of a produce
 // v12 or a TxnOffsetCommit v5, at transaction version 2), answered per
 // transaction.
@@ -79,7 +80,7 @@ func (b *Broker) addPartitionsBatch(version int16, req *kmsg.AddPartitionsToTxnR
 	}
 	answer := func() kmsg.Response {
 		for _, t := range req.Transactions {
-			resp.Transactions = append(resp.Transactions, b.addPartitionsBatched(t))
+			resp.Transactions = append(resp.Transactions, b.addPartitionsBatched(version, t))
 		}
 		return resp
 	}
@@ -111,8 +112,8 @@ func addPartitionsAnswer(req *kmsg.AddPartitionsToTxnRequest, resp *kmsg.AddPart
 	return resp
 }
 
-// addPartitionsBatched answers one transaction of a v4 request.
-func (b *Broker) addPartitionsBatched(t kmsg.AddPartitionsToTxnRequestTransaction) kmsg.AddPartitionsToTxnResponseTransaction {
+// addPartitionsBatched answers one transaction of a v4+ request.
+func (b *Broker) addPartitionsBatched(version int16, t kmsg.AddPartitionsToTxnRequestTransaction) kmsg.AddPartitionsToTxnResponseTransaction {
 	var tps []txn.TopicPartition
 	for _, rt := range t.Topics {
 		for _, p := range rt.Partitions {
@@ -124,7 +125,7 @@ func (b *Broker) addPartitionsBatched(t kmsg.AddPartitionsToTxnRequestTransactio
 		var code int16
 		b.txns.hold(t.TransactionalID, func(c *txn.Coordinator) bool {
 			if t.VerifyOnly {
-				codes, code = c.VerifyPartitions(t.TransactionalID, t.ProducerID, t.ProducerEpoch, tps)
+				codes, code = c.VerifyPartitions(version, t.TransactionalID, t.ProducerID, t.ProducerEpoch, tps)
 				return false // a verification is answered at once
 			}
 			code = c.AddPartitions(time.Now(), t.TransactionalID, t.ProducerID, t.ProducerEpoch, tps, 2) // Kafka: v4+ is TV_2

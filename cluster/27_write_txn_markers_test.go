@@ -51,6 +51,13 @@ func plainRecords(t *testing.T, values ...string) []byte {
 // with a transactional id, and returns the partition's error code.
 func produceTxn(t *testing.T, c *kgo.Client, topic string, txnID *string, records []byte) int16 {
 	t.Helper()
+	return produceTxnAt(t, c, 11, topic, txnID, records)
+}
+
+// produceTxnAt is produceTxn at Produce version at most (11 at most:
+// verified, not added: KIP-890 part 1).
+func produceTxnAt(t *testing.T, c *kgo.Client, version int16, topic string, txnID *string, records []byte) int16 {
+	t.Helper()
 	pr := kmsg.NewPtrProduceRequest()
 	pr.Acks, pr.TimeoutMillis, pr.TransactionID = -1, 5000, txnID
 	rt := kmsg.NewProduceRequestTopic()
@@ -59,7 +66,7 @@ func produceTxn(t *testing.T, c *kgo.Client, topic string, txnID *string, record
 	rp.Records = records
 	rt.Partitions = append(rt.Partitions, rp)
 	pr.Topics = append(pr.Topics, rt)
-	kresp, err := c.Request(ctx(t), produceV11{pr}) // verified, not added: KIP-890 part 1
+	kresp, err := c.Request(ctx(t), produceAt{pr, version})
 	if err != nil {
 		t.Fatalf("produce: %v", err)
 	}

@@ -13,8 +13,12 @@ package cluster
 // A v5 request on a cluster at transaction.version 2 comes without
 // AddOffsetsToTxn: the group's __consumer_offsets partition is first
 // added to the producer's transaction (txn_add.go), as Kafka's group
-// coordinator does through its AddPartitionsToTxnManager; if that
-// fails, every partition gets its error and nothing is written.
+// coordinator does through its AddPartitionsToTxnManager. An older one
+// comes after AddOffsetsToTxn, and the coordinator is asked whether the
+// partition is in the ongoing transaction (KIP-890 part 1): if not, the
+// commit is TRANSACTION_ABORTABLE from v4, INVALID_TXN_STATE before.
+// If either fails, every partition gets its error and nothing is
+// written.
 //
 // Authorization, as Kafka's KafkaApis: Write on the TransactionalId
 // (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), Read on the group
@@ -24,6 +28,7 @@ package cluster
 import (
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/varve/varve/group"
@@ -40,7 +45,7 @@ func serveTxnOffsetCommit(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(
 	sub, refused := b.authorizeTxnOffsetCommit(r, req)
 	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	if len(sub.Topics) > 0 || len(refused) == 0 {
-		if code := b.addOffsetsPartition(r.Version, req); code != 0 {
+		if code := b.txnOffsetsPartition(r.Version, req); code != 0 {
 			resp.Topics = txnOffsetCommitFailed(sub, code)
 		} else {
 			b.groups.do(req.Group, func(c *group.Coordinator) { resp = c.TxnCommitOffsets(time.Now(), sub) })
@@ -56,15 +61,37 @@ func serveTxnOffsetCommit(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(
 	return resp
 }
 
-// addOffsetsPartition adds the group's __consumer_offsets partition to
-// the producer's transaction for a v5 request at transaction version 2;
-// 0 if it is added or needs no adding.
-func (b *Broker) addOffsetsPartition(version int16, req *kmsg.TxnOffsetCommitRequest) int16 {
-	if version < 5 || b.transactionVersion() < 2 {
-		return 0
-	}
+// txnOffsetsPartition makes sure the group's __consumer_offsets
+// partition is in the producer's transaction before its offsets are
+// written, as Kafka's group coordinator does through its
+// AddPartitionsToTxnManager: a v5 request at transaction version 2 adds
+// it (txn_add.go), an older one has it verified (txn_verify.go): it was
+// added by AddOffsetsToTxn, or the commit is TRANSACTION_ABORTABLE from
+// v4, INVALID_TXN_STATE before. 0 if it is in; else the code every
+// partition of the request gets.
+func (b *Broker) txnOffsetsPartition(version int16, req *kmsg.TxnOffsetCommitRequest) int16 {
 	tp := txn.TopicPartition{Topic: group.OffsetsTopic, Partition: group.PartitionFor(req.Group, len(b.groups.shards))}
-	return b.addToTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp)
+	var code int16
+	if version >= 5 && b.transactionVersion() >= 2 {
+		code = b.addToTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp)
+	} else {
+		code = b.verifyInTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp)
+	}
+	return txnOffsetsVerifyCode(verifiedFor(code, version >= txnOffsetCommitAbortableVersion))
+}
+
+// txnOffsetsVerifyCode is Kafka's group coordinator's answer for a
+// verification that failed (CoordinatorOperationExceptionHelper): a
+// network error becomes COORDINATOR_LOAD_IN_PROGRESS, which clients
+// retry at once; a timeout, COORDINATOR_NOT_AVAILABLE.
+func txnOffsetsVerifyCode(code int16) int16 {
+	switch code {
+	case kerr.NetworkException.Code:
+		return kerr.CoordinatorLoadInProgress.Code
+	case kerr.NotEnoughReplicas.Code, kerr.RequestTimedOut.Code, kerr.UnknownTopicOrPartition.Code:
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	return code
 }
 
 // txnOffsetCommitFailed answers every partition of req with code.

@@ -27,10 +27,15 @@ func (b *Broker) produceAddsPartition(version int16) bool {
 	return version >= 12 && b.transactionVersion() >= 2
 }
 
-// txnCheckFor is the check a produce of version passes.
+// txnCheckFor is the check a produce of version passes: one older
+// than v11 says INVALID_TXN_STATE where a newer one says
+// TRANSACTION_ABORTABLE (txn_verify.go).
 func (b *Broker) txnCheckFor(version int16) TxnProduceCheck {
 	if b.txns != nil && b.produceAddsPartition(version) {
 		return b.addTxnProduce
+	}
+	if version < produceAbortableVersion {
+		return olderProduceCheck(b.txnCheck())
 	}
 	return b.txnCheck()
 }

@@ -270,9 +270,10 @@ func TestMetadataCreatesTransactionStateAsInternal(t *testing.T) {
 // Kafka: KIP-890 part 1. The partition leader asks the transaction
 // coordinator before it appends a transactional batch: a partition not
 // added to the producer's transaction, or a produce arriving after the
-// transaction ended, is refused with INVALID_TXN_STATE, so no hanging
-// transaction holds the last stable offset back; an older epoch is
-// INVALID_PRODUCER_EPOCH.
+// transaction ended, is refused, so no hanging transaction holds the
+// last stable offset back: TRANSACTION_ABORTABLE from Produce v11, which
+// knows the code, INVALID_TXN_STATE before (Kafka's
+// AddPartitionsToTxnManager); an older epoch is INVALID_PRODUCER_EPOCH.
 func TestTransactionalProduceVerified(t *testing.T) {
 	b := startBroker(t, t.TempDir(), map[string]string{"transaction.state.log.num.partitions": "2"})
 	createTopic(t, b.addr, "ver", 1, nil)
@@ -281,8 +282,11 @@ func TestTransactionalProduceVerified(t *testing.T) {
 	initTxn(t, cl, "late", 30)
 	p := initTxn(t, cl, "late", 30) // epoch 1: epoch 0 is a zombie's
 	id := "late"
-	if code := produceTxn(t, cl, "ver", &id, txnRecords(t, p.ProducerID, p.ProducerEpoch, 0, "early")); code != kerr.InvalidTxnState.Code {
-		t.Fatalf("produce before AddPartitionsToTxn: %s", kerr.ErrorForCode(code))
+	if code := produceTxnAt(t, cl, 10, "ver", &id, txnRecords(t, p.ProducerID, p.ProducerEpoch, 0, "early")); code != kerr.InvalidTxnState.Code {
+		t.Fatalf("produce v10 before AddPartitionsToTxn: %s", kerr.ErrorForCode(code))
+	}
+	if code := produceTxn(t, cl, "ver", &id, txnRecords(t, p.ProducerID, p.ProducerEpoch, 0, "early")); code != kerr.TransactionAbortable.Code {
+		t.Fatalf("produce v11 before AddPartitionsToTxn: %s", kerr.ErrorForCode(code))
 	}
 	if code := addPartitions(t, b.addr, 3, id, p, "ver"); code != 0 {
 		t.Fatalf("AddPartitionsToTxn: %s", kerr.ErrorForCode(code))
@@ -308,7 +312,10 @@ func TestTransactionalProduceVerified(t *testing.T) {
 			t.Fatalf("transaction not complete: %v %+v", err, ds)
 		}
 	}
-	if code := produceTxn(t, cl, "ver", &id, txnRecords(t, p.ProducerID, p.ProducerEpoch, 1, "late")); code != kerr.InvalidTxnState.Code {
-		t.Fatalf("produce after the commit: %s", kerr.ErrorForCode(code))
+	if code := produceTxnAt(t, cl, 10, "ver", &id, txnRecords(t, p.ProducerID, p.ProducerEpoch, 1, "late")); code != kerr.InvalidTxnState.Code {
+		t.Fatalf("produce v10 after the commit: %s", kerr.ErrorForCode(code))
+	}
+	if code := produceTxn(t, cl, "ver", &id, txnRecords(t, p.ProducerID, p.ProducerEpoch, 1, "late")); code != kerr.TransactionAbortable.Code {
+		t.Fatalf("produce v11 after the commit: %s", kerr.ErrorForCode(code))
 	}
 }

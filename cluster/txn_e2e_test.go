@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sort"
-	"strconv"
 	"testing"
 	"time"
 
@@ -14,8 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
-
-var errKilled = errors.New("broker killed mid-transaction")
 
 // readAll reads topic from the start up to its end at the isolation
 // level given, returning the values in order.
@@ -115,8 +111,8 @@ func TestTransactionsZombieFenced(t *testing.T) {
 // Kafka: KIP-98/KIP-447 exactly-once consume-transform-produce. A
 // GroupTransactSession copies every input record to the output in
 // transactions, and the broker is killed -9 in the middle of one; after
-// the restart the session carries on. A read_committed reader of the
-// output sees every input exactly once.
+// the restart a new session carries on. A read_committed reader of the
+// output sees every input exactly once (eosKillRun).
 func TestGroupTransactSessionSurvivesKillNine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills and restarts a broker process")
@@ -127,112 +123,20 @@ func TestGroupTransactSessionSurvivesKillNine(t *testing.T) {
 	t.Cleanup(func() { c.kill() })
 	createTopic(t, c.addr, "eos-in", 2, nil)
 	createTopic(t, c.addr, "eos-out", 2, nil)
-	const n = 400
-	in := client(t, c.addr, kgo.DefaultProduceTopic("eos-in"))
-	for i := range n {
-		produceSync(t, in, &kgo.Record{Key: []byte(strconv.Itoa(i % 7)), Value: []byte(strconv.Itoa(i))})
+	r := &eosKillRun{n: 400, partitionBytes: 2000, budget: 120 * time.Second, after: 90 * time.Second,
+		seeds: func() []string { return []string{c.addr} },
+		// The only broker dies: the cut transaction is not ended.
+		kill:    func() bool { c.kill(); return false },
+		restart: func() { c = startChildAt(t, dir, c.addr) },
 	}
-	in.Close()
-
-	copied := 0
-	session := func() *kgo.GroupTransactSession {
-		s, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(c.addr), kgo.TransactionalID("eos-copier"),
-			kgo.ConsumerGroup("eos-group"), kgo.ConsumeTopics("eos-in"), kgo.DefaultProduceTopic("eos-out"),
-			kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-			kgo.TransactionTimeout(10*time.Second), kgo.FetchMaxPartitionBytes(2000), kgo.RetryTimeout(60*time.Second),
-			kgo.SessionTimeout(6*time.Second)) // the killed member leaves the group at group.min.session.timeout.ms
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	// round copies one polled batch in a transaction; with kill, the
-	// broker dies after the records are produced and before End.
-	round := func(s *kgo.GroupTransactSession, cx context.Context, kill bool) error {
-		fs := s.PollFetches(cx)
-		if err := fs.Err0(); err != nil {
-			return err
-		}
-		if err := s.Begin(); err != nil {
-			// An End that failed (the coordinator restarting or moving)
-			// can leave the session inside its transaction: abort it, so
-			// the next round begins a new one.
-			s.End(cx, kgo.TryAbort)
-			return err
-		}
-		var recs []*kgo.Record
-		fs.EachRecord(func(r *kgo.Record) { recs = append(recs, &kgo.Record{Key: r.Key, Value: r.Value}) })
-		if err := s.ProduceSync(cx, recs...).FirstErr(); err != nil {
-			s.End(cx, kgo.TryAbort)
-			return err
-		}
-		if kill && len(recs) > 0 {
-			c.kill()
-			return errKilled
-		}
-		committed, err := s.End(cx, kgo.TryCommit)
-		if committed {
-			copied += len(recs)
-		}
-		return err
-	}
-
-	s := session()
-	cx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	for copied < n/3 && cx.Err() == nil {
-		if err := round(s, cx, false); err != nil {
-			t.Logf("round before the kill: %v", err)
-		}
-	}
-	// Killed once a round has produced records: they are in the log,
-	// their transaction open.
-	for cx.Err() == nil {
-		if err := round(s, cx, true); errors.Is(err, errKilled) {
-			break
-		}
-	}
-	s.Close()
-	t.Logf("killed the broker mid-transaction after %d of %d records copied", copied, n)
-	c = startChildAt(t, dir, c.addr)
-	s = session()
-	defer s.Close()
-	adm := kadm.NewClient(client(t, c.addr))
-	deadline := time.Now().Add(90 * time.Second)
-	for time.Now().Before(deadline) && committedInput(t, adm) < n {
-		rctx, rcancel := context.WithTimeout(cx, 5*time.Second)
-		if err := round(s, rctx, false); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			t.Logf("round after the restart: %v", err)
-		}
-		rcancel()
-	}
-	got := readAll(t, c.addr, "eos-out", true, n)
-	seen := map[string]int{}
-	for _, v := range got {
-		seen[v]++
-	}
-	var missing, dup []string
-	for i := range n {
-		switch seen[strconv.Itoa(i)] {
-		case 0:
-			missing = append(missing, strconv.Itoa(i))
-		case 1:
-		default:
-			dup = append(dup, strconv.Itoa(i))
-		}
-	}
-	sort.Strings(dup)
-	if len(missing) > 0 || len(dup) > 0 || len(got) != n {
-		t.Fatalf("read_committed output: %d records, %d inputs missing (%v), %d duplicated (%v)",
-			len(got), len(missing), head(missing), len(dup), head(dup))
-	}
+	live := r.run(t)
 	// The transaction cut by the kill left its records in the log,
 	// aborted: a read_uncommitted reader sees them too.
-	all := readAll(t, c.addr, "eos-out", false, n+1)
-	if len(all) <= n {
-		t.Fatalf("read_uncommitted read %d records, want more than %d (the aborted transaction's)", len(all), n)
+	all := readAll(t, live, "eos-out", false, r.n+1)
+	if len(all) <= r.n {
+		t.Fatalf("read_uncommitted read %d records, want more than %d (the aborted transaction's)", len(all), r.n)
 	}
-	t.Logf("read_committed: %d records, each input once; read_uncommitted: %d", len(got), len(all))
+	t.Logf("read_uncommitted: %d records", len(all))
 }
 
 // committedInput is how many input records the group has committed.

@@ -13,13 +13,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 )
 
-// produceV11 is a Produce request sent at v11 at most: a transactional
-// produce of transaction version 1, which the partition leader verifies
-// against the ongoing transaction (KIP-890 part 1) rather than adds to
-// it (v12, part 2).
-type produceV11 struct{ *kmsg.ProduceRequest }
+// produceAt is a Produce request sent at version at most: up to v11 a
+// transactional produce of transaction version 1, which the partition
+// leader verifies against the ongoing transaction (KIP-890 part 1)
+// rather than adds to it (v12, part 2).
+type produceAt struct {
+	*kmsg.ProduceRequest
+	version int16
+}
 
-func (produceV11) MaxVersion() int16 { return 11 }
+func (p produceAt) MaxVersion() int16 { return p.version }
 
 // tv1Versions caps a client at the requests of transaction version 1
 // (Produce v11, EndTxn v4, TxnOffsetCommit v4), as a client that

@@ -15,8 +15,9 @@ package cluster
 // INVALID_PRODUCER_EPOCH, as an older epoch's produce would be by the
 // coordinator. A batch that cannot be sent (no connection, the node
 // unknown) answers NETWORK_EXCEPTION; a top-level error of the answer
-// (CLUSTER_AUTHORIZATION_FAILED when the inter-broker principal lacks
-// ClusterAction) answers every question with it.
+// answers every question with it, but CLUSTER_AUTHORIZATION_FAILED (the
+// inter-broker principal lacks ClusterAction) is INVALID_TXN_STATE, as
+// Kafka's AddPartitionsToTxnManager says.
 
 import (
 	"context"
@@ -31,10 +32,12 @@ import (
 )
 
 // verifyVersion is the AddPartitionsToTxn version brokers send to
-// verify; addVersion the one they add partitions with (Kafka's
-// AddPartitionsToTxnManager sends its latest).
+// verify, addVersion the one they add partitions with: both the latest,
+// as Kafka's AddPartitionsToTxnManager sends, so that a partition
+// outside the transaction is TRANSACTION_ABORTABLE and the asker maps
+// it for its client (verifiedFor).
 const (
-	verifyVersion = 4
+	verifyVersion = 5
 	addVersion    = 5
 )
 
@@ -175,6 +178,11 @@ func (v *txnVerifier) sendBatch(node int32, bt *verifyBatch) {
 	switch {
 	case err != nil:
 		bt.err = kerr.NetworkException.Code
+		return
+	case resp.ErrorCode == kerr.ClusterAuthorizationFailed.Code:
+		// Kafka: the client is not told of the brokers' own
+		// authorization, only that the verification did not complete.
+		bt.err = kerr.InvalidTxnState.Code
 		return
 	case resp.ErrorCode != 0:
 		bt.err = resp.ErrorCode

@@ -21,6 +21,7 @@ type fakeCoordinatorNode struct {
 	reqs    []*kmsg.AddPartitionsToTxnRequest
 	release chan struct{}
 	fail    error
+	top     int16 // the answer's top-level error code
 }
 
 func (f *fakeCoordinatorNode) send(_ context.Context, _ int32, req *kmsg.AddPartitionsToTxnRequest) (*kmsg.AddPartitionsToTxnResponse, error) {
@@ -35,9 +36,12 @@ func (f *fakeCoordinatorNode) send(_ context.Context, _ int32, req *kmsg.AddPart
 		return nil, f.fail
 	}
 	resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
+	if resp.ErrorCode = f.top; f.top != 0 {
+		return resp, nil
+	}
 	for _, rt := range req.Transactions {
 		if !rt.VerifyOnly || req.Version != verifyVersion {
-			return nil, errors.New("not a verify-only v4 request")
+			return nil, errors.New("not a verify-only v5 request")
 		}
 		ot := kmsg.NewAddPartitionsToTxnResponseTransaction()
 		ot.TransactionalID = rt.TransactionalID
@@ -133,6 +137,44 @@ func TestTxnVerifierUnreachableNode(t *testing.T) {
 	}
 	if err := produceVerifyError(code, "a", tp); !errors.Is(err, kerr.NotEnoughReplicas) {
 		t.Errorf("the producer is told %v", err)
+	}
+}
+
+// Kafka: AddPartitionsToTxnManager. The coordinator's refusal of the
+// inter-broker request itself (CLUSTER_AUTHORIZATION_FAILED: the
+// brokers' principal lacks ClusterAction) is not shown to the client,
+// which is told the verification did not complete: INVALID_TXN_STATE.
+func TestTxnVerifierClusterAuthorization(t *testing.T) {
+	f := &fakeCoordinatorNode{release: make(chan struct{}), top: kerr.ClusterAuthorizationFailed.Code}
+	close(f.release)
+	v := newTxnVerifier(f.send, time.Second)
+	tp := txn.TopicPartition{Topic: "out", Partition: 0}
+	if code := v.verify(3, "a", 1, 0, tp); code != kerr.InvalidTxnState.Code {
+		t.Fatalf("code %s, want INVALID_TXN_STATE", kerr.ErrorForCode(code))
+	}
+}
+
+// Kafka: AddPartitionsToTxnManager and KIP-890. The coordinator's answer
+// as the asking request's client is told it: PRODUCER_FENCED is
+// INVALID_PRODUCER_EPOCH; TRANSACTION_ABORTABLE stays for a client that
+// knows it and is INVALID_TXN_STATE for one that does not; the rest pass.
+func TestVerifiedFor(t *testing.T) {
+	for _, tc := range []struct {
+		code  int16
+		knows bool
+		want  int16
+	}{
+		{kerr.ProducerFenced.Code, true, kerr.InvalidProducerEpoch.Code},
+		{kerr.ProducerFenced.Code, false, kerr.InvalidProducerEpoch.Code},
+		{kerr.TransactionAbortable.Code, true, kerr.TransactionAbortable.Code},
+		{kerr.TransactionAbortable.Code, false, kerr.InvalidTxnState.Code},
+		{kerr.InvalidTxnState.Code, true, kerr.InvalidTxnState.Code},
+		{kerr.ConcurrentTransactions.Code, false, kerr.ConcurrentTransactions.Code},
+		{0, false, 0},
+	} {
+		if got := verifiedFor(tc.code, tc.knows); got != tc.want {
+			t.Errorf("verifiedFor(%s, %v) = %s, want %s", kerr.ErrorForCode(tc.code), tc.knows, kerr.ErrorForCode(got), kerr.ErrorForCode(tc.want))
+		}
 	}
 }
 

@@ -51,9 +51,12 @@ func (c *Coordinator) AddOffsets(now time.Time, id string, producerID int64, epo
 // VerifyPartitions is AddPartitionsToTxn v4+ with verify_only (KIP-890
 // part 1, a partition leader asking before it appends a transactional
 // batch): it writes nothing and answers, per partition, whether it is in
-// id's ongoing transaction (INVALID_TXN_STATE if not). A code other
-// than 0 applies to the whole transaction, and the map is nil.
-func (c *Coordinator) VerifyPartitions(id string, producerID int64, epoch int16, tps []TopicPartition) (map[TopicPartition]int16, int16) {
+// id's ongoing transaction. One that is not is TRANSACTION_ABORTABLE
+// for a v5+ request (Kafka 3.8+, KIP-890: the producer can abort and go
+// on with its transactional id), INVALID_TXN_STATE for v4, whose sender
+// predates the code (NotInTransaction). A code other than 0 applies to
+// the whole transaction, and the map is nil.
+func (c *Coordinator) VerifyPartitions(version int16, id string, producerID int64, epoch int16, tps []TopicPartition) (map[TopicPartition]int16, int16) {
 	m, code := c.owner(id, producerID, epoch)
 	if code != 0 {
 		return nil, code
@@ -66,10 +69,28 @@ func (c *Coordinator) VerifyPartitions(id string, producerID int64, epoch int16,
 		if _, ok := m.partitions[tp]; ok && m.state == Ongoing {
 			out[tp] = 0
 		} else {
-			out[tp] = kerr.InvalidTxnState.Code
+			out[tp] = NotInTransaction(version)
 		}
 	}
 	return out, 0
+}
+
+// AbortableVersion is the first AddPartitionsToTxn version whose sender
+// knows TRANSACTION_ABORTABLE (the request's schema: "Version 5 adds
+// support for new error code TRANSACTION_ABORTABLE (KIP-890)").
+const AbortableVersion = 5
+
+// NotInTransaction is the code a verification of AddPartitionsToTxn
+// version gets for a partition outside the ongoing transaction. Kafka's
+// coordinator answers TRANSACTION_ABORTABLE to v4 as well (only Kafka
+// 3.6 and 3.7 brokers send v4, and they pass the code on to producers
+// that may not know it); Varve answers what the version's schema
+// promises.
+func NotInTransaction(version int16) int16 {
+	if version >= AbortableVersion {
+		return kerr.TransactionAbortable.Code
+	}
+	return kerr.InvalidTxnState.Code
 }
 
 func sortStrings(s []string) []string {

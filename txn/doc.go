@@ -36,8 +36,11 @@
 // epoch 0 once the markers are written. The cluster's
 // transaction.version (SetTransactionVersion) chooses the record format
 // and the version of the aborts the coordinator starts itself. KIP-890
-// part 1's verification (AddPartitionsToTxn v4 verify_only) is answered
-// from the state by VerifyPartitions.
+// part 1's verification (AddPartitionsToTxn v4+ verify_only) is answered
+// from the state by VerifyPartitions: a partition outside the ongoing
+// transaction is TRANSACTION_ABORTABLE for a v5 request, whose sender
+// knows the code and maps it for its own client, INVALID_TXN_STATE for
+// v4 (NotInTransaction).
 //
 // # Concurrency
 //
@@ -88,8 +91,12 @@
 // # Not done
 //
 // KIP-939's two-phase commit (keepPreparedTxn): its requests are
-// answered as without it. One deliberate difference from Kafka 4.x: a
+// answered as without it. Two deliberate differences from Kafka 4.x: a
 // version 2 EndTxn naming the current epoch while the previous
 // transaction's markers are still written gets CONCURRENT_TRANSACTIONS,
-// where Kafka's epoch check answers PRODUCER_FENCED.
+// where Kafka's epoch check answers PRODUCER_FENCED; and a verification
+// sent at AddPartitionsToTxn v4 gets INVALID_TXN_STATE for a partition
+// outside the transaction, where Kafka's coordinator answers
+// TRANSACTION_ABORTABLE at every version (its v4 senders, Kafka 3.6 and
+// 3.7 brokers, would pass the code on to producers that do not know it).
 package txn

@@ -174,12 +174,16 @@ func (s *script) cmdAddOffsets(t *testing.T, td *datadriven.TestData) {
 	s.printf("AddOffsetsToTxn %s: %s", id, codeName(code))
 }
 
-// cmdVerify sends AddPartitionsToTxn v4 verify_only:
-// verify id=T pid=N epoch=N partitions=(t/0,...)
+// cmdVerify sends AddPartitionsToTxn verify_only, v4 unless v says
+// otherwise:
+//
+//	verify id=T pid=N epoch=N partitions=(t/0,...) [v=N]
 func (s *script) cmdVerify(t *testing.T, td *datadriven.TestData) {
 	id, pid, epoch := producerArgs(t, td)
 	tps := tpsArg(t, td)
-	res, code := s.c.VerifyPartitions(id, pid, epoch, tps)
+	version := int16(4)
+	td.MaybeScanArgs(t, "v", &version)
+	res, code := s.c.VerifyPartitions(version, id, pid, epoch, tps)
 	if code != 0 {
 		s.printf("verify %s: %s", id, codeName(code))
 		return
