@@ -102,12 +102,22 @@ func (c *Coordinator) classicJoinConsumer(g *group, jr joinRequest) {
 	c.writeMember(h, before, m, bump)
 	c.dropUnusedRegexes(h)
 	c.advance(h, before, m, bump, c.namedParts(sub.OwnedPartitions))
+	if h.replaced != "" {
+		if entries, finish := c.downgradeReplaced(h, saved, m); finish != nil {
+			h.entries, h.downgrade = append(h.entries, entries...), finish
+		}
+	}
 	if len(h.entries) > 0 { // a rejoin that changes nothing writes nothing
 		if code := appendCode(c.append(h.entries), false); code != 0 {
 			g.cons = saved
 			jr.reply(joinError(asked, code))
 			return
 		}
+	}
+	if h.downgrade != nil {
+		h.downgrade()
+		jr.reply(classicJoinResponse(m))
+		return
 	}
 	g.syncConsumerState(c.now)
 	if h.replaced != "" {
@@ -116,11 +126,17 @@ func (c *Coordinator) classicJoinConsumer(g *group, jr joinRequest) {
 	}
 	c.timers.set(consumerSessionKey(g.id, m.id), c.now.Add(time.Duration(m.classic.sessionTimeout)*time.Millisecond))
 	c.timers.set(consumerRevokeKey(g.id, m.id), c.now.Add(time.Duration(m.rebalanceTimeout)*time.Millisecond)) // SyncGroup due
+	jr.reply(classicJoinResponse(m))
+}
+
+// classicJoinResponse answers a classic member's JoinGroup to a consumer
+// group: its member epoch as the generation, no leader, no members.
+func classicJoinResponse(m *cmember) *kmsg.JoinGroupResponse {
 	r := kmsg.NewPtrJoinGroupResponse()
 	r.MemberID, r.Generation = m.id, m.epoch
 	r.ProtocolType, r.Protocol = nullable(consumerProtocolType), nullable(m.classic.protocols[0].name)
 	r.Members = []kmsg.JoinGroupResponseMember{}
-	jr.reply(r)
+	return r
 }
 
 // classicMember finds or adds the joining classic member; bump reports

@@ -207,49 +207,138 @@ func (c *Coordinator) downgradeConsumer(h *hbCtx, leaving string) ([]entry, func
 		return nil, nil
 	}
 	ids := s.memberIDs()
+	entries := consumerGroupTombstones(g.id, s, ids)
+	var members []*member
+	var targets []partSet
+	for _, id := range ids {
+		if id != leaving {
+			members = append(members, asClassicMember(s.members[id]))
+			targets = append(targets, s.target[id])
+		}
+	}
+	rec, protocol := c.classicGroupRecord(g.id, s.epoch, members, targets)
+	entries = append(entries, rec)
+	return entries, func() { c.finishDowngrade(g, s.epoch, protocol, members, ids, true) }
+}
+
+// Online downgrade on a static member's replacement (Kafka's
+// validateOnlineDowngradeWithReplacedMemberId and the last step of
+// classicGroupJoinToConsumerGroup): when a classic member joins with a
+// group.instance.id and no member id, replacing the static member of
+// that instance id, and the member replaced was the group's last of the
+// consumer protocol, the group turns into a classic group in the
+// JoinGroup's batch, if group.consumer.migration.policy allows and
+// group.max.size admits its members. After the records of the
+// replacement come the consumer group's tombstones (the joining member
+// in place of the one it replaced) and the classic group's record. The
+// classic group is the consumer group as it stood before the join: its
+// group epoch is the generation, each member keeps its target, and the
+// joining member, added last, takes the target of the member it
+// replaced. No rebalance starts: the group is Stable, the joining
+// member is answered at once with its member epoch as the generation
+// and syncs to get its assignment, and the others go on heartbeating.
+
+// replacedDowngradeRefusal is why consumer group before may not turn
+// into a classic group when a classic member replaces static member
+// replaced, "" if it may.
+func (c *Coordinator) replacedDowngradeRefusal(before *consumerState, replaced string) string {
+	for id, m := range before.members {
+		if (id == replaced) != (m.classic == nil) {
+			return "a member uses the consumer protocol"
+		}
+	}
+	switch {
+	case !migrationAllows(c.cfg.MigrationPolicy, MigrationDowngrade):
+		return "the online downgrade is disabled"
+	case len(before.members) > c.cfg.MaxSize:
+		return "the group size exceeds the classic group maximum size"
+	}
+	return ""
+}
+
+// downgradeReplaced returns the records that turn h's consumer group
+// into a classic group now that joining replaced h.replaced, and the
+// function that makes the change once they are written; nil if the
+// group stays a consumer group. before is the group as it was before
+// the JoinGroup.
+func (c *Coordinator) downgradeReplaced(h *hbCtx, before *consumerState, joining *cmember) ([]entry, func()) {
+	g, replaced := h.g, h.replaced
+	if why := c.replacedDowngradeRefusal(before, replaced); why != "" {
+		if why != "a member uses the consumer protocol" {
+			c.cfg.Logger.Info("consumer group not downgraded to a classic group", "group", g.id, "reason", why)
+		}
+		return nil, nil
+	}
+	ids := g.cons.memberIDs()
+	entries := consumerGroupTombstones(g.id, g.cons, ids)
+	var members []*member
+	var targets []partSet
+	for _, id := range before.memberIDs() {
+		if id != replaced {
+			members = append(members, asClassicMember(before.members[id]))
+			targets = append(targets, before.target[id])
+		}
+	}
+	members = append(members, asClassicMember(joining))
+	targets = append(targets, before.target[replaced])
+	rec, protocol := c.classicGroupRecord(g.id, before.epoch, members, targets)
+	entries = append(entries, rec)
+	stopped := append(ids, replaced)
+	return entries, func() { c.finishDowngrade(g, before.epoch, protocol, members, stopped, false) }
+}
+
+// consumerGroupTombstones delete consumer group s's records, for
+// members ids, in Kafka's order (ConsumerGroup.createGroupTombstoneRecords).
+func consumerGroupTombstones(groupID string, s *consumerState, ids []string) []entry {
 	var entries []entry
 	for _, id := range ids {
-		entries = append(entries, entry{key: cgKey(cgCurrentKey, g.id, id)})
+		entries = append(entries, entry{key: cgKey(cgCurrentKey, groupID, id)})
 	}
 	for _, id := range ids {
-		entries = append(entries, entry{key: cgKey(cgTargetMemberKey, g.id, id)})
+		entries = append(entries, entry{key: cgKey(cgTargetMemberKey, groupID, id)})
 	}
-	entries = append(entries, entry{key: cgKey(cgTargetMetadataKey, g.id)})
+	entries = append(entries, entry{key: cgKey(cgTargetMetadataKey, groupID)})
 	for _, id := range ids {
-		entries = append(entries, entry{key: cgKey(cgMemberKey, g.id, id)})
+		entries = append(entries, entry{key: cgKey(cgMemberKey, groupID, id)})
 	}
 	for _, expr := range slices.Sorted(maps.Keys(s.regexes)) {
-		entries = append(entries, entry{key: cgRegexKeyBytes(g.id, expr)})
+		entries = append(entries, entry{key: cgRegexKeyBytes(groupID, expr)})
 	}
-	entries = append(entries, entry{key: cgKey(cgMetadataKey, g.id)})
+	return append(entries, entry{key: cgKey(cgMetadataKey, groupID)})
+}
 
-	cg := newGroup(g.id, c.now, bounds{}) // the classic group to be, for its record
-	cg.generation, cg.protocolType = s.epoch, consumerProtocolType
-	var members []*member
-	for _, id := range ids {
-		if id == leaving {
-			continue
-		}
-		cm := s.members[id]
-		m := &member{id: id, instanceID: cm.instanceID, clientID: cm.clientID, clientHost: cm.clientHost,
-			rebalanceTimeout: cm.rebalanceTimeout, sessionTimeout: cm.classic.sessionTimeout,
-			protocolType: consumerProtocolType, protocols: cm.classic.protocols}
+// asClassicMember is the member of a classic group that classic member
+// cm of a consumer group becomes.
+func asClassicMember(cm *cmember) *member {
+	return &member{id: cm.id, instanceID: cm.instanceID, clientID: cm.clientID, clientHost: cm.clientHost,
+		rebalanceTimeout: cm.rebalanceTimeout, sessionTimeout: cm.classic.sessionTimeout,
+		protocolType: consumerProtocolType, protocols: cm.classic.protocols}
+}
+
+// classicGroupRecord is the record of the classic group a consumer group
+// turns into (Kafka's ClassicGroup.fromConsumerGroup): Stable at
+// generation, members in order (the first leads), each given its target
+// as a consumer protocol assignment in the version of its subscription.
+// It sets the members' assignments and returns the protocol selected.
+func (c *Coordinator) classicGroupRecord(groupID string, generation int32, members []*member, targets []partSet) (entry, string) {
+	cg := newGroup(groupID, c.now, bounds{})
+	cg.generation, cg.protocolType = generation, consumerProtocolType
+	for _, m := range members {
 		cg.add(m, nil, 0)
-		members = append(members, m)
 	}
 	cg.protocol = cg.selectProtocol()
 	assignments := map[string][]byte{}
-	for _, m := range members {
-		m.assignment = c.encodeAssignment(s.target[m.id], m.metadata(cg.protocol))
+	for i, m := range members {
+		m.assignment = c.encodeAssignment(targets[i], m.metadata(cg.protocol))
 		assignments[m.id] = m.assignment
 	}
-	entries = append(entries, entry{groupKey(g.id), groupValue(cg, assignments)})
-	return entries, func() { c.finishDowngrade(g, cg.generation, cg.protocol, members, ids) }
+	return entry{groupKey(groupID), groupValue(cg, assignments)}, cg.protocol
 }
 
 // finishDowngrade makes g the classic group its records describe, and
-// starts a rebalance.
-func (c *Coordinator) finishDowngrade(g *group, generation int32, protocol string, members []*member, ids []string) {
+// starts a rebalance if asked; ids are the consumer members whose
+// timers stop.
+func (c *Coordinator) finishDowngrade(g *group, generation int32, protocol string, members []*member, ids []string, rebalance bool) {
 	for _, id := range ids {
 		c.timers.cancel(consumerSessionKey(g.id, id))
 		c.timers.cancel(consumerRevokeKey(g.id, id))
@@ -264,7 +353,9 @@ func (c *Coordinator) finishDowngrade(g *group, generation int32, protocol strin
 	g.protocol = protocol
 	g.subscribed = g.computeSubscribed()
 	c.cfg.Logger.Info("consumer group downgraded to a classic group", "group", g.id, "members", len(members))
-	c.prepareRebalance(g, "downgrade group "+g.id+" from consumer to classic")
+	if rebalance {
+		c.prepareRebalance(g, "downgrade group "+g.id+" from consumer to classic")
+	}
 }
 
 // encodeAssignment is a consumer protocol assignment of ps in the

@@ -57,8 +57,10 @@
 //     it, consumer_classic.go); a classic group with members becomes a
 //     consumer group when a consumer member joins it, and a consumer
 //     group whose last consumer member leaves or is fenced turns back
-//     into a classic group, if group.consumer.migration.policy allows
-//     (consumer_migrate.go); otherwise either kind turns into the other
+//     into a classic group, as it does when a static classic member
+//     replaces its last consumer member, if
+//     group.consumer.migration.policy allows (consumer_migrate.go);
+//     otherwise either kind turns into the other
 //     only while Empty, keeping its offsets.
 //   - In a consumer group no partition is held by two members at once:
 //     a member is given a partition of its target only once no other
@@ -124,7 +126,7 @@
 // joins, revocation before assignment, both assignors, static members,
 // leaves, session and rebalance timeouts, member-epoch commits, regular
 // expression subscriptions, classic members, the online upgrade and
-// downgrade) are
+// downgrade, by a member leaving or replaced) are
 // scripts under testdata/script, run by TestScripts with
 // github.com/cockroachdb/datadriven:
 // each step is a request, a clock tick, a load, unload or crash, and its
@@ -134,12 +136,8 @@
 //
 // # Not done
 //
-// Share and streams groups. In KIP-848 consumer groups: the online
-// downgrade when a classic static member replaces the last member of
-// the consumer protocol (Kafka downgrades then too; Varve keeps a
-// consumer group of classic members until a member is fenced or a
-// consumer-protocol member leaves), rack-aware assignment, and
-// client-side assignors. The protocol
+// Share and streams groups. In KIP-848 consumer groups: rack-aware
+// assignment and client-side assignors. The protocol
 // metadata of classic members of a consumer group is not counted
 // against the metadata bounds (bound.go), as no consumer group member's
 // is. Regular expressions are resolved in the heartbeat that

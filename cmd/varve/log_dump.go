@@ -29,6 +29,9 @@ import (
 //	| offset: .. CreateTime: .. keySize: .. valueSize: .. sequence: .. headerKeys: [..]
 //	  key: .. payload: .. headers: [..]                                 (with --print-records)
 //	  key: .. payload: <RecordType> {<fields>} headers: [..]             (metadata log records)
+//	  endTxnMarker: COMMIT|ABORT coordinatorEpoch: ..                    (transaction markers)
+//	  LeaderChange: {json}, SnapshotHeader {json}, SnapshotFooter {json},
+//	  KRaftVersion {json}, KRaftVoters {json}                           (KRaft control records)
 //	Found <n> invalid bytes at the end of <file>: <reason>               (torn or corrupt tail)
 //	Snapshot end offset: <o>, epoch: <e>, then batches as a metadata log's
 //	                                                   (a KRaft snapshot, <offset>-<epoch>.checkpoint)

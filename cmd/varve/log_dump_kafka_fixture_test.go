@@ -215,10 +215,10 @@ func TestDumpEachFileKindKafkaWrote(t *testing.T) {
 			"Log starting offset: 0", "payload: FeatureLevelRecord {Name:metadata.version FeatureLevel:33}"}},
 		{kind: "metadata snapshot", rel: "kafka-4.4.0-metadata/__cluster_metadata-0/00000000000000000000-0000000000.checkpoint", want: []string{
 			"Snapshot end offset: 0, epoch: 0",
-			"controlType: SNAPSHOT_HEADER(3)",
+			`SnapshotHeader {"version":0,"lastContainedLogTimestamp":1796147770500}`,
 			"payload: FeatureLevelRecord {Name:metadata.version FeatureLevel:33}",
 			"payload: FeatureLevelRecord {Name:transaction.version FeatureLevel:2}",
-			"controlType: SNAPSHOT_FOOTER(4)"}},
+			`SnapshotFooter {"version":0}`}},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			body := dumpOneKafkaFile(t, tc.rel, tc.args...)

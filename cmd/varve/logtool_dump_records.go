@@ -135,7 +135,7 @@ func isPrintableBytes(b []byte) bool {
 
 // controlTypeNames are Kafka's ControlRecordType names past the two
 // transaction markers: the KRaft log's control records, whose fields
-// the dump leaves undecoded.
+// logtool_dump_control.go prints.
 var controlTypeNames = map[int16]string{2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER",
 	5: "KRAFT_VERSION", 6: "KRAFT_VOTERS"}
 
@@ -150,7 +150,8 @@ func controlTypeName(typ int16) string {
 
 // controlRecord describes a control record (Kafka's ControlRecordType and
 // EndTransactionMarker): key = version i16, type i16; value of an ABORT or
-// COMMIT marker = version i16, coordinatorEpoch i32.
+// COMMIT marker = version i16, coordinatorEpoch i32; KRaft's control
+// records are printed with their fields (logtool_dump_control.go).
 func controlRecord(r *record.Record) string {
 	if len(r.Key) < 4 {
 		return fmt.Sprintf("controlType: unreadable key %s", showBytes(r.Key, 16))
@@ -163,6 +164,9 @@ func controlRecord(r *record.Record) string {
 	case 1:
 		name = "COMMIT"
 	default:
+		if s, ok := kraftControlRecord(typ, r.Value); ok {
+			return s
+		}
 		return fmt.Sprintf("controlType: %s(%d)", controlTypeName(typ), typ)
 	}
 	if len(r.Value) < 6 {
