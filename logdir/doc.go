@@ -69,7 +69,8 @@
 //  2. copies the current log into it with AppendReplicated (batches
 //     verbatim: offsets, epochs, timestamps, producer state, aborted
 //     transactions), following retention, DeleteRecords and a follower's
-//     truncation of the current log, until a pass copies little;
+//     truncation of the current log, until a pass copies little; the
+//     copies of all moves share one throttle (below);
 //  3. swaps (swap in move_swap.go): OnMoving tells the layer above,
 //     whose appends wait; the current log is closed, reopened and its
 //     last records copied; the future takes its start offset and
@@ -79,6 +80,20 @@
 //     in the destination, each rename fsynced; the moved log is opened,
 //     published and handed to OnMoved; the -delete dir is removed in the
 //     background.
+//
+// The layer above makes reads of the partition wait from OnMoving to
+// OnMoved, as it makes appends wait, and serves them from the moved log.
+//
+// The throttle (move_quota.go) is Kafka's ALTER_LOG_DIRS replication
+// quota: Config.MoveRate bytes per second
+// (replica.alter.log.dirs.io.max.bytes.per.second, unlimited by default),
+// measured as Kafka's Rate sensor over MoveQuotaWindows samples of
+// MoveQuotaWindowSize. Before each read of at most min(moveChunk, one
+// second of the rate) a copy waits while the measured rate is above the
+// bound; as in Kafka, the first bytes are measured over windows-1
+// windows, so a copy starts with that allowance. SetMoveRate changes the
+// bound live and wakes the waiting copies. The swap's last catch-up is
+// not throttled (the partition is offline meanwhile) but counts.
 //
 // While a move runs, Futures reports it (DescribeLogDirs' IsFuture), and
 // the checkpoint files of the destination include the future under the

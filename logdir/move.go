@@ -256,15 +256,20 @@ func (m *Manager) copyPhase(mv *move) error {
 		if m.stopped(mv) {
 			return errMoveStopped
 		}
+		if err := m.awaitMoveQuota(mv); err != nil {
+			return err
+		}
 		e, ok := (*m.logs.Load())[mv.tp]
 		if !ok || e.dir != mv.src {
 			return fmt.Errorf("move %s: %w", mv.tp, ErrUnknownPartition)
 		}
-		read, err := catchUp(e.Log, fut, moveChunk)
+		chunk := m.moveQuota.chunk()
+		read, err := catchUp(e.Log, fut, chunk)
+		m.moveQuota.record(int64(read), m.cfg.Clock.Now())
 		if err != nil {
 			return fmt.Errorf("move %s: %w", mv.tp, err)
 		}
-		if read < moveChunk/2 {
+		if read < chunk/2 {
 			return m.hook(mv, StepCopied)
 		}
 	}

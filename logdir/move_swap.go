@@ -115,7 +115,10 @@ func (m *Manager) completeFuture(mv *move, e *entry, clean bool) error {
 	if err != nil {
 		return err
 	}
-	_, err = catchUp(old, fut, math.MaxInt)
+	// Not throttled: the partition is offline until the swap ends. The
+	// bytes count towards the rate all the same.
+	n, err := catchUp(old, fut, math.MaxInt)
+	m.moveQuota.record(int64(n), m.cfg.Clock.Now())
 	if err == nil && fut.EndOffset() != old.EndOffset() {
 		err = fmt.Errorf("move %s: future ends at %d, current log at %d", mv.tp, fut.EndOffset(), old.EndOffset())
 	}
