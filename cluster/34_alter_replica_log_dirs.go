@@ -28,7 +28,9 @@ package cluster
 // replication quota, measured over alter.log.dirs.replication.quota.window.num
 // windows of .window.size.seconds); a dynamic change reaches the copies
 // under way. Reads of the partition during the swap wait for it and are
-// served from the moved log.
+// served from the moved log. The log cleaner leaves a moving partition
+// alone (Kafka's abortAndPauseCleaning), and the swap carries its entry
+// of cleaner-offset-checkpoint to the new dir.
 //
 // Not done: the controller is not told of the replica's new directory
 // (Kafka 3.7+'s AssignReplicasToDirs, KIP-858; Varve's metadata carries

@@ -184,6 +184,17 @@ func (m *Manager) stopMoves() {
 	}
 }
 
+// Moving says whether tp is being moved to another log dir. Kafka
+// pauses the cleaning of such a partition (abortAndPauseCleaning) until
+// its swap, so that the cleaner checkpoint the swap carries matches the
+// copied batches; the layer above leaves it out of the cleaner's logs.
+func (m *Manager) Moving(tp segment.TopicPartition) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.mu.moves[tp]
+	return ok
+}
+
 // Futures lists the moves under way, sorted by partition.
 func (m *Manager) Futures() []FutureLog {
 	m.mu.Lock()
