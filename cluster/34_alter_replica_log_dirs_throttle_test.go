@@ -14,17 +14,17 @@ import (
 )
 
 // throttledBroker starts a broker over two log dirs whose moves copy at
-// rate bytes per second, measured over two windows of 1 s (so that
+// rate bytes per second, measured over windows windows of 1 s (two:
 // Kafka's initial allowance is one window, not ten). It returns the
-// broker, the dir "tp"'s partition 0 is created in, and the other.
-func throttledBroker(t *testing.T, topic, rate string) (*testBroker, string, string) {
+// broker, the dir topic's partition 0 is created in, and the other.
+func throttledBroker(t *testing.T, topic, rate, windows string) (*testBroker, string, string) {
 	t.Helper()
 	d1, d2 := t.TempDir(), t.TempDir()
 	d1, _ = filepath.Abs(d1)
 	d2, _ = filepath.Abs(d2)
 	b := startBroker(t, d1, map[string]string{"log.dirs": d1 + "," + d2,
 		"replica.alter.log.dirs.io.max.bytes.per.second": rate,
-		"alter.log.dirs.replication.quota.window.num":    "2"})
+		"alter.log.dirs.replication.quota.window.num":    windows})
 	createTopic(t, b.addr, topic, 1, map[string]*string{"segment.bytes": ptr("262144")})
 	src := describeReplicas(t, b.addr, topic, 0)[0].dir
 	if src == d2 {
@@ -111,7 +111,7 @@ func checkMovedWithAll(t *testing.T, b *testBroker, topic, dst string, bulk int,
 // DescribeLogDirs) and still ends, with every acknowledged record at
 // its offset.
 func TestAlterReplicaLogDirsThrottledUnderLiveTraffic(t *testing.T) {
-	b, _, dst := throttledBroker(t, "slow", "262144")
+	b, _, dst := throttledBroker(t, "slow", "262144", "2")
 	prod := client(t, b.addr, kgo.DefaultProduceTopic("slow"), kgo.RecordRetries(1000), kgo.ProducerBatchMaxBytes(64<<10),
 		kgo.RetryBackoffFn(func(int) time.Duration { return 5 * time.Millisecond }))
 	produceBulk(t, prod, 3000, 200)
@@ -141,12 +141,13 @@ func TestAlterReplicaLogDirsThrottledUnderLiveTraffic(t *testing.T) {
 
 // Kafka: replica.alter.log.dirs.io.max.bytes.per.second is a dynamic
 // broker setting (ConfigHandler updates the alter-log-dirs quota): a
-// move crawling at 1 B/s ends once IncrementalAlterConfigs raises the
-// rate, the copy under way taking the new rate.
+// move crawling at 1 B/s (one batch of the 50 copied every 11 s) ends
+// once IncrementalAlterConfigs raises the rate, the copy under way
+// taking the new rate.
 func TestAlterReplicaLogDirsRateChangesLive(t *testing.T) {
-	b, _, dst := throttledBroker(t, "crawl", "1")
-	prod := client(t, b.addr, kgo.DefaultProduceTopic("crawl"), kgo.ProducerBatchMaxBytes(64<<10))
-	produceBulk(t, prod, 1000, 200)
+	b, _, dst := throttledBroker(t, "crawl", "1", "11")
+	prod := client(t, b.addr, kgo.DefaultProduceTopic("crawl"), kgo.ProducerBatchMaxBytes(16<<10))
+	produceBulk(t, prod, 2000, 200)
 	if code := alterLogDirs(t, b.addr, dst, "crawl", 0); code != 0 {
 		t.Fatalf("alter: code %d", code)
 	}
@@ -165,5 +166,5 @@ func TestAlterReplicaLogDirsRateChangesLive(t *testing.T) {
 	}
 	mustSetBroker(t, kadm.NewClient(client(t, b.addr)),
 		map[string]*string{"replica.alter.log.dirs.io.max.bytes.per.second": sp("104857600")})
-	checkMovedWithAll(t, b, "crawl", dst, 1000, nil)
+	checkMovedWithAll(t, b, "crawl", dst, 2000, nil)
 }
