@@ -75,7 +75,7 @@
 //     truncation of the current log, until a pass copies little; the
 //     copies of all moves share one throttle (below);
 //  3. swaps (swap in move_swap.go): OnMoving tells the layer above,
-//     whose appends wait; the current log is closed, reopened and its
+//     whose appends and reads wait; the current log is closed, reopened and its
 //     last records copied; the future takes its start offset and
 //     leader-epoch-checkpoint and is closed; the destination's
 //     checkpoints are written naming it, and its cleaner-offset-checkpoint
@@ -101,9 +101,9 @@
 // quota: Config.MoveRate bytes per second
 // (replica.alter.log.dirs.io.max.bytes.per.second, unlimited by default),
 // measured as Kafka's Rate sensor over MoveQuotaWindows samples of
-// MoveQuotaWindowSize. Before each read of at most min(moveChunk, one
-// second of the rate) a copy waits while the measured rate is above the
-// bound; as in Kafka, the first bytes are measured over windows-1
+// MoveQuotaWindowSize. Before each read (of moveChunk, or of one second
+// of the rate when less, 16 KiB at least) a copy waits while the
+// measured rate is above the bound; as in Kafka, the first bytes are measured over windows-1
 // windows, so a copy starts with that allowance. SetMoveRate changes the
 // bound live and wakes the waiting copies. The swap's last catch-up is
 // not throttled (the partition is offline meanwhile) but counts.
