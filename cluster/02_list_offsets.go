@@ -75,7 +75,7 @@ func serveListOffsets(b *Broker, r *vnet.Request, kreq kmsg.Request, _ func(vnet
 }
 
 func listOffset(p *replica.Partition, ts int64, readCommitted bool) (timestamp, offset int64, err error) {
-	if !p.Online() {
+	if !p.Available() {
 		return -1, -1, fmt.Errorf("%s: %w", p.TP, logdir.ErrOffline) // KAFKA_STORAGE_ERROR
 	}
 	switch ts {

@@ -23,10 +23,18 @@ package cluster
 // A partition named twice is moved to the last directory naming it,
 // and answered once. DescribeLogDirs reports a move under way.
 //
+// The copies of all moves together read at most
+// replica.alter.log.dirs.io.max.bytes.per.second (Kafka's ALTER_LOG_DIRS
+// replication quota, measured over alter.log.dirs.replication.quota.window.num
+// windows of .window.size.seconds); a dynamic change reaches the copies
+// under way. Reads of the partition during the swap wait for it and are
+// served from the moved log. The log cleaner leaves a moving partition
+// alone (Kafka's abortAndPauseCleaning), and the swap carries its entry
+// of cleaner-offset-checkpoint to the new dir.
+//
 // Not done: the controller is not told of the replica's new directory
 // (Kafka 3.7+'s AssignReplicasToDirs, KIP-858; Varve's metadata carries
-// no directory ids), and the copy is not throttled
-// (replica.alter.log.dirs.io.max.bytes.per.second).
+// no directory ids).
 
 import (
 	"errors"

@@ -102,6 +102,9 @@ func (b *Broker) applyDynamicConfig() {
 	if changedAny(prev, next, config.ThreadCountProps) {
 		b.setThreadCounts(next)
 	}
+	if prev.ReplicaAlterLogDirsIoMaxBytesPerSecond != next.ReplicaAlterLogDirsIoMaxBytesPerSecond {
+		b.parts.LogDirs().SetMoveRate(next.ReplicaAlterLogDirsIoMaxBytesPerSecond)
+	}
 	b.log.Info("dynamic broker configuration applied", "cluster_default", next.DynamicDefault(), "node", next.DynamicNode())
 }
 

@@ -93,8 +93,8 @@ func (b *Broker) compactionTargets() []compaction.Target {
 	for _, l := range b.parts.Logs() {
 		tc := b.topicConfig(l.TopicPartition().Topic)
 		pol := tc.RetentionPolicy()
-		if !pol.CleanupPolicy.Compact() {
-			continue
+		if !pol.CleanupPolicy.Compact() || b.parts.LogDirs().Moving(l.TopicPartition()) {
+			continue // Kafka pauses the cleaning of a partition moving between log dirs
 		}
 		ct := tc.CompactionTopicConfig()
 		out = append(out, compaction.Target{Log: l, Topic: &ct, Retain: b.retainCompacted(pol)})

@@ -40,7 +40,19 @@ func (b *Broker) replicaConfig() logdir.Config {
 		Logger:                     b.log,
 		LogConfig:                  b.logConfig,
 		BrokerEpoch:                b.brokerEpoch,
+		MoveRate:                   moveRate(b.cfg.ReplicaAlterLogDirsIoMaxBytesPerSecond),
+		MoveQuotaWindows:           b.cfg.AlterLogDirsReplicationQuotaWindowNum,
+		MoveQuotaWindowSize:        time.Duration(b.cfg.AlterLogDirsReplicationQuotaWindowSizeSeconds) * time.Second,
 	}
+}
+
+// moveRate is replica.alter.log.dirs.io.max.bytes.per.second as
+// logdir.Config takes it: Kafka's 0 is a negative rate there.
+func moveRate(v int64) int64 {
+	if v == 0 {
+		return -1
+	}
+	return v
 }
 
 // netConfig is the network layer's configuration: the socket server

@@ -79,3 +79,12 @@ func (b *Broker) MetadataImage() *metadata.Image { return b.meta.image() }
 
 // LogDirs is the log manager under the broker's partitions.
 func (b *Broker) LogDirs() *logdir.Manager { return b.parts.LogDirs() }
+
+// CompactionTargets lists the partitions the log cleaner may clean now.
+func (b *Broker) CompactionTargets() []string {
+	var out []string
+	for _, t := range b.compactionTargets() {
+		out = append(out, t.Log.TopicPartition().String())
+	}
+	return out
+}

@@ -72,3 +72,43 @@ func writeFirstDirty(l *segment.Log, offset int64) error {
 	}
 	return nil
 }
+
+// FirstDirtyIn returns tp's first dirty offset in the
+// cleaner-offset-checkpoint of log dir dir, and false when it holds
+// none. A log manager moving tp between log dirs carries it with this
+// and SetFirstDirtyIn; both take the lock a pass on a log of dir takes.
+func FirstDirtyIn(fs segment.FS, dir string, tp segment.TopicPartition) (int64, bool, error) {
+	path := filepath.Join(dir, segment.CleanerOffsetCheckpointFile)
+	defer lockCheckpoint(path)()
+	m, err := segment.ReadCheckpoint(fs, path)
+	if err != nil {
+		return 0, false, fmt.Errorf("cleaner checkpoint %s: %w", path, err)
+	}
+	off, ok := m[tp]
+	return off, ok, nil
+}
+
+// SetFirstDirtyIn sets tp's entry in the cleaner-offset-checkpoint of
+// log dir dir to offset, or removes it when ok is false, keeping the
+// other partitions' entries (Kafka's LogCleanerManager.updateCheckpoints).
+// An unreadable file is replaced.
+func SetFirstDirtyIn(fs segment.FS, dir string, tp segment.TopicPartition, offset int64, ok bool) error {
+	path := filepath.Join(dir, segment.CleanerOffsetCheckpointFile)
+	defer lockCheckpoint(path)()
+	m, err := segment.ReadCheckpoint(fs, path)
+	if err != nil {
+		m = map[segment.TopicPartition]int64{}
+	}
+	if cur, had := m[tp]; !ok && !had || ok && had && cur == offset {
+		return nil // as it is: no write
+	}
+	if ok {
+		m[tp] = offset
+	} else {
+		delete(m, tp)
+	}
+	if err := segment.WriteCheckpoint(fs, path, m); err != nil {
+		return fmt.Errorf("cleaner checkpoint %s: %w", path, err)
+	}
+	return nil
+}

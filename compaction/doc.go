@@ -96,6 +96,9 @@
 // written to a temporary file, fsynced, renamed, directory fsynced. A
 // standalone log (segment.Config.Managed nil) keeps it in its own
 // directory; a managed one shares its log dir's file, as in Kafka.
+// FirstDirtyIn and SetFirstDirtyIn read and set one partition's entry
+// of a log dir's file, under the lock passes take: a log manager moving
+// a partition between log dirs carries its entry with them.
 //
 // # The offset map and memory
 //

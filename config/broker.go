@@ -170,6 +170,12 @@ type Broker struct {
 	QuotaWindowNum         int // quota.window.num
 	QuotaWindowSizeSeconds int // quota.window.size.seconds
 
+	// Moves between log dirs (AlterReplicaLogDirs): the copy's byte rate
+	// and the samples it is measured over.
+	ReplicaAlterLogDirsIoMaxBytesPerSecond        int64 // replica.alter.log.dirs.io.max.bytes.per.second
+	AlterLogDirsReplicationQuotaWindowNum         int   // alter.log.dirs.replication.quota.window.num
+	AlterLogDirsReplicationQuotaWindowSizeSeconds int   // alter.log.dirs.replication.quota.window.size.seconds
+
 	// Security (per listener: Security).
 	ConnectionFailedAuthenticationDelayMs Millis // connection.failed.authentication.delay.ms
 	ConnectionsMaxReauthMs                Millis // connections.max.reauth.ms: 0, sessions never expire

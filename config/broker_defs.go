@@ -210,6 +210,11 @@ var brokerDefs = []def{
 	// Client quotas (QuotaConfig).
 	{name: "quota.window.num", typ: tInt, deflt: "11", check: atLeast(1), field: func(b *Broker) any { return &b.QuotaWindowNum }},
 	{name: "quota.window.size.seconds", typ: tInt, deflt: "1", check: atLeast(1), field: func(b *Broker) any { return &b.QuotaWindowSizeSeconds }},
+	// Moves between log dirs (QuotaConfig: the ALTER_LOG_DIRS replication
+	// quota, ReplicaAlterLogDirsThread).
+	{name: "replica.alter.log.dirs.io.max.bytes.per.second", typ: tLong, deflt: longMax, check: atLeast(0), field: func(b *Broker) any { return &b.ReplicaAlterLogDirsIoMaxBytesPerSecond }},
+	{name: "alter.log.dirs.replication.quota.window.num", typ: tInt, deflt: "11", check: atLeast(1), field: func(b *Broker) any { return &b.AlterLogDirsReplicationQuotaWindowNum }},
+	{name: "alter.log.dirs.replication.quota.window.size.seconds", typ: tInt, deflt: "1", check: atLeast(1), field: func(b *Broker) any { return &b.AlterLogDirsReplicationQuotaWindowSizeSeconds }},
 
 	// Security (BrokerSecurityConfigs, SslConfigs, SaslConfigs). Each
 	// ssl.* property and sasl.enabled.mechanisms may be given per

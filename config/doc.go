@@ -131,6 +131,8 @@
 //
 //	advertised.listeners                             null                         (unset or empty: listeners)
 //	allow.everyone.if.no.acl.found                   false                        (allow an operation on a resource no ACL applies to)
+//	alter.log.dirs.replication.quota.window.num      11
+//	alter.log.dirs.replication.quota.window.size.seconds 1
 //	authorizer.class.name                            ""                           (empty: no authorization, as Kafka; org.apache.kafka.metadata.authorizer.StandardAuthorizer: ACLs from the cluster metadata)
 //	auto.create.topics.enable                        true
 //	auto.leader.rebalance.enable                     true
@@ -250,6 +252,7 @@
 //	queued.max.requests                              500
 //	quota.window.num                                 11
 //	quota.window.size.seconds                        1
+//	replica.alter.log.dirs.io.max.bytes.per.second   9223372036854775807
 //	replica.fetch.backoff.ms                         1000
 //	replica.fetch.max.bytes                          1048576
 //	replica.fetch.min.bytes                          1

@@ -115,6 +115,8 @@ var dynamicDefs = map[string]dynDef{
 	"leader.replication.throttled.rate":   {absent: "Varve has no replication throttle"},
 	"follower.replication.throttled.rate": {absent: "Varve has no replication throttle"},
 	"producer.id.expiration.ms":           {},
+	// The copy of a move between log dirs takes the new rate at once.
+	"replica.alter.log.dirs.io.max.bytes.per.second": {applied: true},
 
 	// DynamicListenerConfig: per node only.
 	"listeners":                      {mode: perBroker},

@@ -2,7 +2,8 @@
 // log directories (log.dirs), the logs in them, and the files a log
 // directory holds beside its partitions. It sits below replica, which
 // owns what replication adds on top of a log (high watermark, leader
-// epoch, waiting fetches), and imports only segment and its leaves.
+// epoch, waiting fetches), and imports only segment and its leaves, and
+// compaction for the cleaner-offset-checkpoint a move carries.
 //
 // # Files, per log directory
 //
@@ -11,6 +12,8 @@
 //	log-start-offset-checkpoint          every log.flush.start.offset.checkpoint.interval.ms and at shutdown
 //	replication-offset-checkpoint        high watermarks from Config.HighWatermark, every
 //	                                     replica.high.watermark.checkpoint.interval.ms and at shutdown
+//	cleaner-offset-checkpoint            the log cleaner's (package compaction); a move carries
+//	                                     its partition's entry to the destination
 //	.kafka_cleanshutdown                 written last at a clean shutdown with the broker epoch
 //	                                     (Config.BrokerEpoch), deleted at start
 //	<topic>-<partition>.<id>-delete/     a deleted partition, or the old copy of a moved one,
@@ -69,16 +72,41 @@
 //  2. copies the current log into it with AppendReplicated (batches
 //     verbatim: offsets, epochs, timestamps, producer state, aborted
 //     transactions), following retention, DeleteRecords and a follower's
-//     truncation of the current log, until a pass copies little;
+//     truncation of the current log, until a pass copies little; the
+//     copies of all moves share one throttle (below);
 //  3. swaps (swap in move_swap.go): OnMoving tells the layer above,
-//     whose appends wait; the current log is closed, reopened and its
+//     whose appends and reads wait; the current log is closed, reopened and its
 //     last records copied; the future takes its start offset and
 //     leader-epoch-checkpoint and is closed; the destination's
-//     checkpoints are written naming it; <tp> is renamed
+//     checkpoints are written naming it, and its cleaner-offset-checkpoint
+//     gets the partition's first dirty offset from the source's (Kafka's
+//     alterCheckpointDir; no entry there removes any here); <tp> is renamed
 //     <tp>.<id>-delete in the source and <tp>.<id>-future renamed <tp>
 //     in the destination, each rename fsynced; the moved log is opened,
-//     published and handed to OnMoved; the -delete dir is removed in the
-//     background.
+//     published and handed to OnMoved; the source's checkpoints, and its
+//     cleaner-offset-checkpoint, forget the partition; the -delete dir is
+//     removed in the background.
+//
+// Moving(tp) is true from the move's start to its end: the layer above
+// keeps such a partition from the log cleaner, as Kafka pauses its
+// cleaning, so that the first dirty offset carried matches the batches
+// copied. A crash between the two writes of the cleaner checkpoint
+// leaves the entry in both dirs; only the dir holding the partition is
+// read for it, and a later move into the other dir rewrites it there.
+//
+// The layer above makes reads of the partition wait from OnMoving to
+// OnMoved, as it makes appends wait, and serves them from the moved log.
+//
+// The throttle (move_quota.go) is Kafka's ALTER_LOG_DIRS replication
+// quota: Config.MoveRate bytes per second
+// (replica.alter.log.dirs.io.max.bytes.per.second, unlimited by default),
+// measured as Kafka's Rate sensor over MoveQuotaWindows samples of
+// MoveQuotaWindowSize. Before each read (of moveChunk, or of one second
+// of the rate when less, 16 KiB at least) a copy waits while the
+// measured rate is above the bound; as in Kafka, the first bytes are measured over windows-1
+// windows, so a copy starts with that allowance. SetMoveRate changes the
+// bound live and wakes the waiting copies. The swap's last catch-up is
+// not throttled (the partition is offline meanwhile) but counts.
 //
 // While a move runs, Futures reports it (DescribeLogDirs' IsFuture), and
 // the checkpoint files of the destination include the future under the

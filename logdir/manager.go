@@ -42,7 +42,19 @@ type Config struct {
 	RecoveryCheckpointInterval time.Duration // log.flush.offset.checkpoint.interval.ms
 	StartOffsetCheckpoint      time.Duration // log.flush.start.offset.checkpoint.interval.ms
 	HWCheckpointInterval       time.Duration // replica.high.watermark.checkpoint.interval.ms
-	Logger                     *slog.Logger
+	// MoveRate bounds the bytes per second that the copies of moves
+	// between log dirs read, all moves together
+	// (replica.alter.log.dirs.io.max.bytes.per.second); 0 is the
+	// default, DefaultMoveRate (unlimited), and a negative rate is
+	// Kafka's 0 (a read only once the measured rate fell back to 0,
+	// every MoveQuotaWindows windows). SetMoveRate changes it.
+	MoveRate int64
+	// MoveQuotaWindows and MoveQuotaWindowSize are the samples the rate
+	// is measured over (alter.log.dirs.replication.quota.window.num and
+	// .size.seconds); 0: DefaultMoveQuotaWindows, DefaultMoveQuotaWindowSize.
+	MoveQuotaWindows    int
+	MoveQuotaWindowSize time.Duration
+	Logger              *slog.Logger
 	// LogConfig gives a topic's log configuration. The manager calls it
 	// without holding any lock of its own.
 	LogConfig func(topic string) segment.Config
@@ -78,6 +90,9 @@ type Config struct {
 	// dir swapped it in, or after a move that gave up reopened the
 	// current one. Nil falls back to OnOnline.
 	OnMoved func(pl PartitionLog)
+	// Clock is what the throttle of the moves measures and waits by;
+	// nil is the wall clock. Tests give a fake one.
+	Clock Clock
 }
 
 // PartitionLog is a partition's log as the manager holds it.
@@ -129,6 +144,9 @@ type Manager struct {
 	// a move's swap and Close write them).
 	cpMu sync.Mutex
 
+	// moveQuota throttles the copies of every move (MoveRate).
+	moveQuota *moveQuota
+
 	probeWake chan struct{} // buffered 1: a directory just failed
 	stop      chan struct{}
 	done      sync.WaitGroup
@@ -161,6 +179,18 @@ func (c *Config) setDefaults() error {
 	if c.FS == nil {
 		c.FS = segment.OSFS{}
 	}
+	if c.MoveRate == 0 {
+		c.MoveRate = DefaultMoveRate
+	}
+	if c.MoveQuotaWindows <= 0 {
+		c.MoveQuotaWindows = DefaultMoveQuotaWindows
+	}
+	if c.MoveQuotaWindowSize <= 0 {
+		c.MoveQuotaWindowSize = DefaultMoveQuotaWindowSize
+	}
+	if c.Clock == nil {
+		c.Clock = wallClock{}
+	}
 	return nil
 }
 
@@ -171,7 +201,8 @@ func Open(cfg Config) (*Manager, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	m := &Manager{cfg: cfg, stop: make(chan struct{}), probeWake: make(chan struct{}, 1)}
+	m := &Manager{cfg: cfg, stop: make(chan struct{}), probeWake: make(chan struct{}, 1),
+		moveQuota: newMoveQuota(kafkaRate(cfg.MoveRate), cfg.MoveQuotaWindows, cfg.MoveQuotaWindowSize)}
 	m.mu.creating = map[segment.TopicPartition]*creation{}
 	m.mu.moves = map[segment.TopicPartition]*move{}
 	m.mu.preferred = map[segment.TopicPartition]*logDir{}

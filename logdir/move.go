@@ -184,6 +184,17 @@ func (m *Manager) stopMoves() {
 	}
 }
 
+// Moving says whether tp is being moved to another log dir. Kafka
+// pauses the cleaning of such a partition (abortAndPauseCleaning) until
+// its swap, so that the cleaner checkpoint the swap carries matches the
+// copied batches; the layer above leaves it out of the cleaner's logs.
+func (m *Manager) Moving(tp segment.TopicPartition) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.mu.moves[tp]
+	return ok
+}
+
 // Futures lists the moves under way, sorted by partition.
 func (m *Manager) Futures() []FutureLog {
 	m.mu.Lock()
@@ -256,15 +267,20 @@ func (m *Manager) copyPhase(mv *move) error {
 		if m.stopped(mv) {
 			return errMoveStopped
 		}
+		if err := m.awaitMoveQuota(mv); err != nil {
+			return err
+		}
 		e, ok := (*m.logs.Load())[mv.tp]
 		if !ok || e.dir != mv.src {
 			return fmt.Errorf("move %s: %w", mv.tp, ErrUnknownPartition)
 		}
-		read, err := catchUp(e.Log, fut, moveChunk)
+		chunk := m.moveQuota.chunk()
+		read, err := catchUp(e.Log, fut, chunk)
+		m.moveQuota.record(int64(read), m.cfg.Clock.Now())
 		if err != nil {
 			return fmt.Errorf("move %s: %w", mv.tp, err)
 		}
-		if read < moveChunk/2 {
+		if read < chunk/2 {
 			return m.hook(mv, StepCopied)
 		}
 	}

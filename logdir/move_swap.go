@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/varve/varve/compaction"
 	"github.com/varve/varve/segment"
 )
 
@@ -49,12 +50,14 @@ func (m *Manager) hook(mv *move, step MoveStep) error {
 //     takes the current log's start offset and leader-epoch-checkpoint,
 //     and is closed (flushed, producer snapshot at its end);
 //  3. write the destination's checkpoint files, which name the future
-//     under the partition's name;
+//     under the partition's name, and carry the partition's entry of the
+//     cleaner-offset-checkpoint there;
 //  4. rename <tp> to <tp>.<id>-delete in the source dir, fsync it;
 //  5. rename <tp>.<id>-future to <tp> in the destination, fsync it;
 //  6. open and publish the moved log, hand it to the layer above
-//     (OnMoved), rewrite the source's checkpoints, remove the -delete
-//     dir in the background.
+//     (OnMoved), rewrite the source's checkpoints and remove the entry of
+//     its cleaner-offset-checkpoint, remove the -delete dir in the
+//     background.
 //
 // A failure before step 4 reopens the current log where it was and
 // removes the future. Step 4 before step 5 (Kafka renames the future
@@ -115,7 +118,10 @@ func (m *Manager) completeFuture(mv *move, e *entry, clean bool) error {
 	if err != nil {
 		return err
 	}
-	_, err = catchUp(old, fut, math.MaxInt)
+	// Not throttled: the partition is offline until the swap ends. The
+	// bytes count towards the rate all the same.
+	n, err := catchUp(old, fut, math.MaxInt)
+	m.moveQuota.record(int64(n), m.cfg.Clock.Now())
 	if err == nil && fut.EndOffset() != old.EndOffset() {
 		err = fmt.Errorf("move %s: future ends at %d, current log at %d", mv.tp, fut.EndOffset(), old.EndOffset())
 	}
@@ -132,7 +138,40 @@ func (m *Manager) completeFuture(mv *move, e *entry, clean bool) error {
 	if err != nil {
 		return fmt.Errorf("move %s: complete the future log: %w", mv.tp, err)
 	}
-	return m.writeDirCheckpoints(mv.dst)
+	if err := m.writeDirCheckpoints(mv.dst); err != nil {
+		return err
+	}
+	return m.carryCleanerCheckpoint(mv)
+}
+
+// carryCleanerCheckpoint copies the partition's first dirty offset from
+// the source's cleaner-offset-checkpoint into the destination's (Kafka's
+// LogCleanerManager.alterCheckpointDir), or removes a stale entry there
+// when the source has none, so that the moved log is not cleaned again
+// from its start. It runs before the first rename: a swap that a crash
+// cuts later finds it written. The source's entry goes once the moved
+// log serves (forgetCleanerCheckpoint); until then both dirs hold it,
+// and only the dir holding the partition's log is ever read for it.
+func (m *Manager) carryCleanerCheckpoint(mv *move) error {
+	off, ok, err := compaction.FirstDirtyIn(mv.src.fs, mv.src.path, mv.tp)
+	if err != nil {
+		// Kafka logs it and moves on: the moved log is cleaned from its
+		// start, which costs a pass, never data.
+		m.cfg.Logger.Warn("the cleaner checkpoint of a moved partition is not carried", "partition", mv.tp, "err", err)
+		ok = false
+	}
+	if err := compaction.SetFirstDirtyIn(mv.dst.fs, mv.dst.path, mv.tp, off, ok); err != nil {
+		return fmt.Errorf("move %s: %w", mv.tp, err)
+	}
+	return nil
+}
+
+// forgetCleanerCheckpoint removes a moved partition's entry from the
+// cleaner-offset-checkpoint of the dir it left.
+func (m *Manager) forgetCleanerCheckpoint(mv *move) {
+	if err := compaction.SetFirstDirtyIn(mv.src.fs, mv.src.path, mv.tp, 0, false); err != nil {
+		m.cfg.Logger.Warn("removing a moved partition from its old dir's cleaner checkpoint", "dir", mv.src.path, "err", err)
+	}
 }
 
 // copyEpochCheckpoint copies the partition's leader-epoch-checkpoint
@@ -215,6 +254,7 @@ func (m *Manager) publishMoved(mv *move, e *entry, synced error) {
 		if err := m.writeDirCheckpoints(mv.src); err != nil {
 			m.cfg.Logger.Warn("rewriting the checkpoints of a moved partition's source dir", "dir", mv.src.path, "err", err)
 		}
+		m.forgetCleanerCheckpoint(mv)
 	}
 }
 

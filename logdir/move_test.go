@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/varve/varve/compaction"
 	"github.com/varve/varve/logdir"
 	"github.com/varve/varve/record"
 	"github.com/varve/varve/segment"
@@ -298,7 +299,8 @@ func TestPartitionInTwoDirsRefused(t *testing.T) {
 // and removal, a write cut in half, then everything not fsynced lost)
 // leaves, after a restart, the partition served with every acknowledged
 // batch, before and after the move resumes, and one directory of it in
-// the end.
+// the end, whose cleaner-offset-checkpoint holds the partition's first
+// dirty offset (Kafka: alterCheckpointDir).
 func TestMoveCrashAtEveryStep(t *testing.T) {
 	const batches = 12
 	for crashAt := 0; ; crashAt++ {
@@ -311,6 +313,9 @@ func TestMoveCrashAtEveryStep(t *testing.T) {
 			t.Fatal(err)
 		}
 		appendN(t, pl.Log, batches) // flush.messages=1: acknowledged means fsynced
+		if err := compaction.SetFirstDirtyIn(fs, d1, tp("c", 0), 5, true); err != nil {
+			t.Fatal(err)
+		}
 		fs.mu.Lock()
 		fs.crashAt, fs.n, fs.steps = crashAt, 0, nil
 		fs.mu.Unlock()
@@ -331,6 +336,9 @@ func TestMoveCrashAtEveryStep(t *testing.T) {
 		r.ResumeMoves()
 		waitMoved(t, r)
 		got := checkCrashedMove(t, r, crashAt, batches)
+		if cp := cleanerCheckpoint(t, filepath.Dir(got.Log.Dir())); cp[tp("c", 0)] != 5 {
+			t.Fatalf("crash at step %d: the cleaner checkpoint of %s holds %v, want c-0 at 5", crashAt, filepath.Dir(got.Log.Dir()), cp)
+		}
 		eventually(t, "one directory of c-0", func() bool {
 			return len(dirNames(t, d1, "c-0"))+len(dirNames(t, d2, "c-0")) == 1
 		})

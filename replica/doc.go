@@ -156,7 +156,10 @@
 // under its lock with every other replication event: the state machine
 // is not safe for concurrent use), reads run in parallel, its log is
 // swapped atomically (nil while its directory is offline, when every
-// operation returns logdir.ErrOffline), and the events on it complete
+// operation returns logdir.ErrOffline; during the swap of a move between
+// log dirs appends and reads wait for the new log, at most 5 s, holding
+// no lock, and a read the swap closed the log under runs again on the
+// new one), and the events on it complete
 // the delayed operations it satisfies on the goroutine of the event. A
 // Purgatory is safe for concurrent use and has one goroutine, its reaper
 // (Kafka's ExpiredOperationReaper), which sleeps until the timer's next

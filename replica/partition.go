@@ -94,10 +94,12 @@ func NewPartition(tp segment.TopicPartition, id TopicID, l Log, hw int64) *Parti
 
 // setLog installs l (nil: offline), clamping the high watermark to it.
 // It ends a swap under way: appends waiting for it go on.
+// The swap ends before the waiters wake: a delayed fetch they complete
+// reads the new log instead of waiting for the swap.
 func (p *Partition) setLog(l Log, hw int64) {
-	defer p.endSwap()
 	if l == nil {
 		p.log.Store(nil)
+		p.endSwap()
 		p.wake()
 		return
 	}
@@ -108,17 +110,19 @@ func (p *Partition) setLog(l Log, hw int64) {
 	}
 	p.st.Unlock()
 	p.log.Store(&logRef{l})
+	p.endSwap()
 	p.wake()
 }
 
-// maxSwapWait bounds how long an append waits for a log swap.
+// maxSwapWait bounds how long an append or a read waits for a log swap.
 const maxSwapWait = 5 * time.Second
 
 // beginSwap takes the log away while the log manager swaps it for its
 // copy in another log dir (AlterReplicaLogDirs): appends wait for the
 // swap (Kafka's hold the partition's lock that
-// replaceCurrentWithFutureLog takes), reads answer
-// KAFKA_STORAGE_ERROR meanwhile. setLog ends it.
+// replaceCurrentWithFutureLog takes), and so do reads (current), which
+// Kafka serves under the same lock: they are then served from the new
+// log. setLog ends it.
 func (p *Partition) beginSwap() {
 	p.mu.Lock()
 	if p.swapped == nil {
@@ -154,17 +158,58 @@ func (p *Partition) waitSwap() {
 }
 
 // current returns the partition's log, or ErrOffline (Kafka's
-// KAFKA_STORAGE_ERROR) while its log directory is offline.
+// KAFKA_STORAGE_ERROR) while its log directory is offline. During a
+// swap of the log for its copy in another log dir it waits for the new
+// log (at most maxSwapWait), holding no lock.
 func (p *Partition) current() (Log, error) {
-	r := p.log.Load()
-	if r == nil {
-		return nil, fmt.Errorf("%s: %w", p.TP, logdir.ErrOffline)
+	r, err := p.ref()
+	if err != nil {
+		return nil, err
 	}
 	return r.Log, nil
 }
 
+func (p *Partition) ref() (*logRef, error) {
+	r := p.log.Load()
+	if r == nil {
+		p.waitSwap()
+		r = p.log.Load()
+	}
+	if r == nil {
+		return nil, fmt.Errorf("%s: %w", p.TP, logdir.ErrOffline)
+	}
+	return r, nil
+}
+
+// read runs f on the partition's log. A read that fails because a swap
+// closed the log under it (a closed log ends reads in progress with
+// ErrOffsetOutOfRange) runs again on the log the swap installed, so a
+// consumer never sees the swap as an offset out of range.
+func read[T any](p *Partition, f func(Log) (T, error)) (T, error) {
+	r, err := p.ref()
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	v, err := f(r.Log)
+	if err == nil || p.log.Load() == r {
+		return v, err
+	}
+	if r2, err2 := p.ref(); err2 == nil && r2 != r {
+		return f(r2.Log)
+	}
+	return v, err
+}
+
 // Online says whether the partition's log is available.
 func (p *Partition) Online() bool { return p.log.Load() != nil }
+
+// Available is Online once a swap of the partition's log under way
+// ended (waiting at most maxSwapWait): what a read finds.
+func (p *Partition) Available() bool {
+	_, err := p.ref()
+	return err == nil
+}
 
 // HighWatermark is the offset below which records are committed and
 // visible to consumers.
@@ -315,31 +360,23 @@ func (p *Partition) advanceHW(to int64) bool {
 // file region. With minOneBatch a first batch larger than maxBytes is
 // returned whole (KIP-74).
 func (p *Partition) Read(offset int64, maxBytes int, minOneBatch bool) (pagecache.Region, error) {
-	l, err := p.current()
-	if err != nil {
-		return pagecache.Region{}, err
-	}
-	return l.ReadBounded(offset, maxBytes, p.hw.Load(), minOneBatch)
+	return read(p, func(l Log) (pagecache.Region, error) {
+		return l.ReadBounded(offset, maxBytes, p.hw.Load(), minOneBatch)
+	})
 }
 
 // readTo reads whole batches from offset below upTo.
 func (p *Partition) readTo(offset int64, maxBytes int, upTo int64, minOneBatch bool) (pagecache.Region, error) {
-	l, err := p.current()
-	if err != nil {
-		return pagecache.Region{}, err
-	}
-	return l.ReadBounded(offset, maxBytes, upTo, minOneBatch)
+	return read(p, func(l Log) (pagecache.Region, error) {
+		return l.ReadBounded(offset, maxBytes, upTo, minOneBatch)
+	})
 }
 
 // ReadBytes copies whole batches from offset, up to maxBytes (and at
 // least one batch), for readers inside the broker (the group
 // coordinator loading __consumer_offsets).
 func (p *Partition) ReadBytes(offset int64, maxBytes int) ([]byte, error) {
-	l, err := p.current()
-	if err != nil {
-		return nil, err
-	}
-	return l.ReadBytes(offset, maxBytes)
+	return read(p, func(l Log) ([]byte, error) { return l.ReadBytes(offset, maxBytes) })
 }
 
 // DeleteRecordsBefore raises the log start offset (Kafka's DeleteRecords),
