@@ -16,10 +16,11 @@
 //     recovery truncates it;
 //  3. each record decoded by package metadata and replayed, batch by
 //     batch, metadata transactions (KIP-868) applied at their end and
-//     dropped at their abort; feature levels and broker configs are kept
-//     aside (the node runs Varve's levels; broker configs belong in its
-//     server.properties); records of Kafka's controllers and
-//     registrations are counted and ignored;
+//     dropped at their abort; feature levels are kept aside (the node
+//     runs Varve's levels); dynamic broker configs (the cluster default
+//     and this node's) are carried where Varve applies them live, the
+//     rest left for server.properties; records of Kafka's controllers
+//     and registrations are counted and ignored;
 //  4. the partition directories against the image: each partition on
 //     this node only, present, with its topic's id in partition.metadata,
 //     and no partition directory the image does not know;
@@ -28,8 +29,7 @@
 //
 // What it cannot carry over becomes a refusal (Plan.Refusals): replicas
 // on other nodes (a cluster migration), partitions missing (several
-// log.dirs), stray or -future directories, client quotas, delegation
-// tokens, configs of other resources, records it does not know, a log
+// log.dirs), stray or -future directories, delegation tokens, configs of other resources, records it does not know, a log
 // dir whose .lock Kafka holds. Write then writes nothing. Otherwise
 // Write writes the node's metadata file (cluster.WriteMetadataFile)
 // into the log dir and touches no file of Kafka's.

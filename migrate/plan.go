@@ -39,9 +39,10 @@ type Plan struct {
 	KafkaNextProducerID     int64
 	SnapshotProducerIDFloor int64
 	Features                []FeatureChange
-	// BrokerConfigs are Kafka's dynamic broker configs by resource
-	// name ("" the cluster default): not carried over, they belong in
-	// the node's server.properties.
+	// BrokerConfigs are the dynamic broker configs of Kafka's by
+	// resource name ("" the cluster default) that are not carried
+	// over: those Varve changes only at start-up, and other nodes'.
+	// They belong in the node's server.properties.
 	BrokerConfigs map[string]map[string]string
 	Ignored       map[string]int // records of no use to a single node, by type
 	Snapshot      string         // the snapshot replayed, "" if none
@@ -90,6 +91,9 @@ func Build(logDir, metadataDir string) (*Plan, error) {
 	p.Features = r.finalizeFeatures()
 	p.Image, p.BrokerConfigs, p.Ignored = r.img, r.brokers, r.ignored
 	p.Refusals = append(p.Refusals, r.refusals...)
+	if err := p.carryBrokerConfigs(); err != nil {
+		p.refuse("Kafka's dynamic broker configs: %v", err)
+	}
 	if err := p.checkPartitions(); err != nil {
 		return nil, err
 	}

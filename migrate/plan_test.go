@@ -100,7 +100,8 @@ func writeMetadataLog(t *testing.T, path string, base int64, batches ...[]any) {
 
 // Kafka: topic ids, topic configs (a compacted topic stays compacted)
 // and the producer-id block live in the KRaft metadata log; the plan
-// carries them, and leaves the broker configs and the features Kafka
+// carries them, and the cluster-default broker config Kafka's format
+// wrote (KIP-966's min.insync.replicas), and leaves the features Kafka
 // finalized to the node.
 func TestPlanCarriesKafkaMetadata(t *testing.T) {
 	dir := kafkaLogDir(t, baseRecords())
@@ -121,14 +122,62 @@ func TestPlanCarriesKafkaMetadata(t *testing.T) {
 	if got := p.Image.FeatureLevel(metadata.MetadataVersionFeature); got != metadata.LatestMetadataVersion {
 		t.Errorf("metadata.version %d, want Varve's latest %d", got, metadata.LatestMetadataVersion)
 	}
-	if p.BrokerConfigs[""]["min.insync.replicas"] != "1" {
-		t.Errorf("broker configs %v", p.BrokerConfigs)
+	if p.Image.BrokerConfigs("")["min.insync.replicas"] != "1" || len(p.BrokerConfigs) != 0 {
+		t.Errorf("broker configs carried %v, left behind %v", p.Image.BrokerConfigs(""), p.BrokerConfigs)
 	}
 	if err := p.Write(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, cluster.MetadataFile)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Kafka: KIP-226 dynamic broker configs and KIP-13/55 client quotas
+// live in the metadata log. The plan carries the cluster default's and
+// this node's settings that Varve applies live, and the client quotas;
+// a setting Varve takes only at start-up, and another node's, are left
+// behind and printed, never dropped in silence.
+func TestPlanCarriesBrokerConfigsAndQuotas(t *testing.T) {
+	broker := func(name, k, v string) metadata.ConfigRecord {
+		return metadata.ConfigRecord{ResourceType: metadata.ConfigResourceBroker, ResourceName: name, Name: k, Value: strp(v)}
+	}
+	dir := kafkaLogDir(t, baseRecords(), []any{
+		broker("", "log.retention.ms", "3600000"),
+		broker("1", "log.cleaner.threads", "2"),
+		broker("1", "num.replica.fetchers", "4"),
+		broker("2", "log.retention.ms", "60000"),
+		metadata.ClientQuotaRecord{Entity: []metadata.QuotaEntityData{{Type: "client-id", Name: ptr("app")}}, Key: "producer_byte_rate", Value: 1048576},
+	})
+	p, err := Build(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Refusals) > 0 {
+		t.Fatalf("refused: %v", p.Refusals)
+	}
+	if got := p.Image.BrokerConfigs(""); got["log.retention.ms"] != "3600000" || got["min.insync.replicas"] != "1" {
+		t.Errorf("cluster default carried: %v", got)
+	}
+	if got := p.Image.BrokerConfigs("1"); len(got) != 1 || got["log.cleaner.threads"] != "2" {
+		t.Errorf("node 1 carried: %v", got)
+	}
+	if got := p.Image.BrokerConfigs("2"); got != nil {
+		t.Errorf("node 2's settings carried onto this node's image: %v", got)
+	}
+	want := map[string]map[string]string{"1": {"num.replica.fetchers": "4"}, "2": {"log.retention.ms": "60000"}}
+	if fmt.Sprint(p.BrokerConfigs) != fmt.Sprint(want) {
+		t.Errorf("left behind %v, want %v", p.BrokerConfigs, want)
+	}
+	if q := p.Image.ClientQuotas(metadata.QuotaEntity{ClientID: metadata.Named("app")}); q["producer_byte_rate"] != 1048576 {
+		t.Errorf("client quota: %v", q)
+	}
+	var out strings.Builder
+	p.Print(&out)
+	for _, line := range []string{"broker 1) not carried over", "num.replica.fetchers=4", "broker 2) not carried over", "log.retention.ms=60000"} {
+		if !strings.Contains(out.String(), line) {
+			t.Errorf("the plan does not print %q:\n%s", line, out.String())
+		}
 	}
 }
 
@@ -210,7 +259,6 @@ func TestPlanRefuses(t *testing.T) {
 			setup: func(t *testing.T, dir string) { partitionDir(t, dir, "compacted-0.abc-future", topicID) }},
 		{name: "topic_id_mismatch", want: "partition.metadata names topic id",
 			setup: func(t *testing.T, dir string) { partitionDir(t, dir, "compacted-0", other) }},
-		{name: "client_quotas", want: "ClientQuotaRecord", extra: []any{metadata.ClientQuotaRecord{Entity: []metadata.QuotaEntityData{{Type: "client-id", Name: ptr("app")}}, Key: "producer_byte_rate", Value: 1048576}}},
 		{name: "unknown_record", want: "api key 99", extra: []any{rawRecord(99)}},
 		{name: "already_varve", want: "already holds",
 			setup: func(t *testing.T, dir string) { write(t, filepath.Join(dir, cluster.MetadataFile), "{}") }},

@@ -29,6 +29,7 @@ func (p *Plan) Print(w io.Writer) {
 			fmt.Fprintf(w, "      %s=%s\n", k, t.Configs[k])
 		}
 	}
+	p.printBrokerConfigs(w)
 	p.printFeatures(w)
 	p.printLeftBehind(w)
 	if len(p.Refusals) == 0 {
@@ -54,6 +55,22 @@ func (p *Plan) printFeatures(w io.Writer) {
 	}
 }
 
+// printBrokerConfigs prints the dynamic broker configs carried over.
+func (p *Plan) printBrokerConfigs(w io.Writer) {
+	for _, name := range p.Image.BrokerConfigResources() {
+		who := "broker " + name
+		if name == "" {
+			who = "cluster default"
+		}
+		c := p.Image.BrokerConfigs(name)
+		var kv []string
+		for _, k := range slices.Sorted(maps.Keys(c)) {
+			kv = append(kv, k+"="+c[k])
+		}
+		fmt.Fprintf(w, "broker configs     %s: %s\n", who, strings.Join(kv, " "))
+	}
+}
+
 func (p *Plan) printLeftBehind(w io.Writer) {
 	for _, name := range slices.Sorted(maps.Keys(p.BrokerConfigs)) {
 		who := "broker " + name
@@ -65,7 +82,7 @@ func (p *Plan) printLeftBehind(w io.Writer) {
 			kv = append(kv, k+"="+p.BrokerConfigs[name][k])
 		}
 		if len(kv) > 0 {
-			fmt.Fprintf(w, "dynamic broker configs (%s) are not carried over; put them in server.properties: %s\n", who, strings.Join(kv, " "))
+			fmt.Fprintf(w, "dynamic broker configs (%s) not carried over (Varve sets them only at start-up); put them in server.properties: %s\n", who, strings.Join(kv, " "))
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(p.Ignored)) {

@@ -15,7 +15,6 @@ import (
 const (
 	keyUnregisterBroker      = 1
 	keyDelegationToken       = 10
-	keyClientQuota           = 14
 	keyNoOp                  = 20
 	keyZkMigrationState      = 21
 	keyBeginTransaction      = 23
@@ -44,7 +43,6 @@ var ignored = map[uint64]string{
 // would be silently lost.
 var refused = map[uint64]string{
 	keyDelegationToken:       "DelegationTokenRecord (delegation tokens)",
-	keyClientQuota:           "ClientQuotaRecord (client quotas)",
 	keyRemoveDelegationToken: "RemoveDelegationTokenRecord (delegation tokens)",
 }
 
@@ -104,8 +102,6 @@ func (r *replayer) value(offset int64, v []byte) {
 		r.inTxn, r.pending = false, nil
 	case metadata.NoOpRecord:
 		r.ignored[ignored[keyNoOp]]++
-	case metadata.ClientQuotaRecord:
-		r.refuse("offset %d: %s: Varve cannot carry this state over", offset, refused[keyClientQuota])
 	case metadata.FeatureLevelRecord:
 		r.features[rec.Name] = rec.FeatureLevel
 	case metadata.ConfigRecord:

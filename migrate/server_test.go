@@ -91,3 +91,54 @@ func TestMigratedNodeServesKafkaMetadata(t *testing.T) {
 		t.Errorf("producer id %d, inside Kafka's blocks (below 5000)", resp.ProducerID)
 	}
 }
+
+// Kafka: KIP-226. A dynamic cluster-default broker config is reported
+// with source DYNAMIC_DEFAULT_BROKER_CONFIG and applies to the node; a
+// client quota (KIP-546) is described as set. Both came from Kafka's
+// metadata log, and the migrated node serves them.
+func TestMigratedNodeServesBrokerConfigsAndQuotas(t *testing.T) {
+	dir := kafkaLogDir(t, baseRecords(), []any{
+		metadata.ConfigRecord{ResourceType: metadata.ConfigResourceBroker, Name: "log.retention.ms", Value: strp("3600000")},
+		metadata.ClientQuotaRecord{Entity: []metadata.QuotaEntityData{{Type: "client-id", Name: ptr("app")}}, Key: "producer_byte_rate", Value: 1048576},
+	})
+	p, err := Build(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Write(); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(startNode(t, dir, p.NodeID)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(cl)
+	rcs, err := adm.DescribeBrokerConfigs(ctx, p.NodeID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, rc := range rcs {
+		for _, c := range rc.Configs {
+			if c.Key == "log.retention.ms" {
+				found = true
+				if c.MaybeValue() != "3600000" || c.Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig {
+					t.Errorf("log.retention.ms %q from %v, want 3600000 from DYNAMIC_DEFAULT_BROKER_CONFIG", c.MaybeValue(), c.Source)
+				}
+			}
+		}
+	}
+	if !found {
+		t.Errorf("log.retention.ms not described: %+v", rcs)
+	}
+	quotas, err := adm.DescribeClientQuotas(ctx, true, []kadm.DescribeClientQuotaComponent{{Type: "client-id", MatchName: ptr("app")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(quotas) != 1 || len(quotas[0].Values) != 1 || quotas[0].Values[0].Key != "producer_byte_rate" || quotas[0].Values[0].Value != 1048576 {
+		t.Errorf("client quotas %+v", quotas)
+	}
+}
