@@ -155,6 +155,9 @@ func DecodeRecord(b []byte) (Record, error) {
 	}
 	d, ok := decoders[key]
 	if !ok || version > d.maxVersion {
+		if name := RecordTypeName(uint64(key)); name != "" {
+			return nil, fmt.Errorf("%w: api key %d version %d (%s)", ErrUnsupportedRecord, key, version, name)
+		}
 		return nil, fmt.Errorf("%w: api key %d version %d", ErrUnsupportedRecord, key, version)
 	}
 	rec := d.decode(r, version)
@@ -165,4 +168,32 @@ func DecodeRecord(b []byte) (Record, error) {
 		return nil, fmt.Errorf("decode metadata record api key %d version %d: %w", key, version, r.err)
 	}
 	return rec, nil
+}
+
+// recordTypeNames are the names of Kafka 4.x's metadata record types by
+// api key (Kafka's MetadataRecordType), those this package reads and
+// those it does not.
+var recordTypeNames = map[uint64]string{
+	0: "RegisterBrokerRecord", 1: "UnregisterBrokerRecord", 2: "TopicRecord",
+	3: "PartitionRecord", 4: "ConfigRecord", 5: "PartitionChangeRecord",
+	7: "FenceBrokerRecord", 8: "UnfenceBrokerRecord", 9: "RemoveTopicRecord",
+	10: "DelegationTokenRecord", 11: "UserScramCredentialRecord", 12: "FeatureLevelRecord",
+	14: "ClientQuotaRecord", 15: "ProducerIdsRecord", 17: "BrokerRegistrationChangeRecord",
+	18: "AccessControlEntryRecord", 19: "RemoveAccessControlEntryRecord", 20: "NoOpRecord",
+	21: "ZkMigrationStateRecord", 22: "RemoveUserScramCredentialRecord",
+	23: "BeginTransactionRecord", 24: "EndTransactionRecord", 25: "AbortTransactionRecord",
+	26: "RemoveDelegationTokenRecord", 27: "RegisterControllerRecord", 28: "ClearElrRecord",
+	29: "UnregisterControllerRecord",
+}
+
+// RecordTypeName is the name Kafka gives the metadata record type of api
+// key, "" for a key Kafka 4.x does not have.
+func RecordTypeName(key uint64) string { return recordTypeNames[key] }
+
+// RecordHeader reads the api key and version at the start of a record
+// (after its frame version), ok false when b is too short for them.
+func RecordHeader(b []byte) (key, version uint64, ok bool) {
+	r := &reader{b: b}
+	_, k, v := r.uvarint(), r.uvarint(), r.uvarint()
+	return uint64(k), uint64(v), r.err == nil
 }

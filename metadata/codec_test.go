@@ -254,3 +254,23 @@ func TestDecodeEntryErrors(t *testing.T) {
 		t.Fatalf("DecodeEntry(nil) = %v, %v; want no records", recs, err)
 	}
 }
+
+// Kafka's record types this package does not read are named in the
+// error, and RecordHeader reads their api key and version: a dump or a
+// migration can say which record it met, not just that it met one.
+func TestUnsupportedRecordNamed(t *testing.T) {
+	raw := []byte{frameVersion, 27, 0, 0} // RegisterControllerRecord v0, its fields cut
+	_, err := DecodeRecord(raw)
+	if !errors.Is(err, ErrUnsupportedRecord) || !strings.Contains(err.Error(), "api key 27 version 0 (RegisterControllerRecord)") {
+		t.Fatalf("err %v", err)
+	}
+	if key, version, ok := RecordHeader(raw); !ok || key != 27 || version != 0 {
+		t.Fatalf("RecordHeader: %d %d %v", key, version, ok)
+	}
+	if _, _, ok := RecordHeader([]byte{frameVersion, 27}); ok {
+		t.Fatal("RecordHeader of a cut header: ok")
+	}
+	if RecordTypeName(99) != "" || RecordTypeName(2) != "TopicRecord" {
+		t.Fatal("RecordTypeName")
+	}
+}

@@ -1,7 +1,6 @@
 package migrate
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -173,15 +172,7 @@ func (r *replayer) refuse(format string, args ...any) {
 // recordKey reads a record's api key and version (the frame's second
 // and third uvarints).
 func recordKey(v []byte) (key, version uint64) {
-	_, n := binary.Uvarint(v)
-	if n <= 0 {
-		return 0, 0
-	}
-	key, m := binary.Uvarint(v[n:])
-	if m <= 0 {
-		return 0, 0
-	}
-	version, _ = binary.Uvarint(v[n+m:])
+	key, version, _ = metadata.RecordHeader(v)
 	return key, version
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -23,6 +24,14 @@ func (d *dumper) isMetadataLog(path string) bool {
 // metadata record is reported, and the dump goes on.
 func metadataPayload(value []byte) string {
 	rec, err := metadata.DecodeRecord(value)
+	if errors.Is(err, metadata.ErrUnsupportedRecord) {
+		// One of Kafka's record types whose fields Varve does not read
+		// (RegisterControllerRecord, ...): named, not called garbage.
+		key, version, _ := metadata.RecordHeader(value)
+		if name := metadata.RecordTypeName(key); name != "" {
+			return fmt.Sprintf("%s (api key %d, version %d): fields not decoded by Varve", name, key, version)
+		}
+	}
 	if err != nil {
 		return "not a metadata record: " + err.Error()
 	}
