@@ -52,7 +52,7 @@ type clientQuotaManager struct {
 
 	mu         sync.Mutex
 	sensors    map[quotaSensorKey]*rate.Sensor // REQUIRES mu
-	lastPurged time.Time                      // REQUIRES mu
+	lastPurged time.Time                       // REQUIRES mu
 }
 
 // quotaSensorKey is the (user, client id) pair a sensor measures.
