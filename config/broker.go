@@ -170,6 +170,12 @@ type Broker struct {
 	QuotaWindowNum         int // quota.window.num
 	QuotaWindowSizeSeconds int // quota.window.size.seconds
 
+	// Replication quotas (KIP-73).
+	ReplicationQuotaWindowNum         int   // replication.quota.window.num
+	ReplicationQuotaWindowSizeSeconds int   // replication.quota.window.size.seconds
+	LeaderReplicationThrottledRate    int64 // leader.replication.throttled.rate, bytes/s
+	FollowerReplicationThrottledRate  int64 // follower.replication.throttled.rate, bytes/s
+
 	// Security (per listener: Security).
 	ConnectionFailedAuthenticationDelayMs Millis // connection.failed.authentication.delay.ms
 	ConnectionsMaxReauthMs                Millis // connections.max.reauth.ms: 0, sessions never expire
