@@ -79,3 +79,9 @@ func (b *Broker) MetadataImage() *metadata.Image { return b.meta.image() }
 
 // LogDirs is the log manager under the broker's partitions.
 func (b *Broker) LogDirs() *logdir.Manager { return b.parts.LogDirs() }
+
+// ReplicationQuotas are the broker's leader and follower replication
+// quotas (KIP-73).
+func (b *Broker) ReplicationQuotas() (leader, follower *replica.ReplicationQuota) {
+	return b.parts.LeaderQuota(), b.parts.FollowerQuota()
+}
