@@ -139,4 +139,3 @@ func TestReplicationThrottleBoundsCatchUp(t *testing.T) {
 		})
 	}
 }
-
