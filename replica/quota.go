@@ -42,14 +42,18 @@ type QuotaConfig struct {
 // concurrent use: fetches on any goroutine record and check it.
 type ReplicationQuota struct {
 	now   func() time.Time
+	cfg   QuotaConfig
 	bound atomic.Int64
 	// throttled maps a topic to its throttled partitions on this node
 	// (nil: all of them); replaced whole on each change.
 	throttled atomic.Pointer[map[string][]int32]
 	tmu       sync.Mutex // serialises changes of throttled
 
-	mu     sync.Mutex
-	sensor *rate.Sensor // REQUIRES mu
+	mu sync.Mutex
+	// sensor is made at the first record, as Kafka's SampledStat makes
+	// its first sample then: a rate measured from the quota's creation
+	// would spread a first burst over the idle time before it. REQUIRES mu.
+	sensor *rate.Sensor
 }
 
 // NewReplicationQuota returns an unbounded quota with no throttled
@@ -64,7 +68,7 @@ func NewReplicationQuota(c QuotaConfig) *ReplicationQuota {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	q := &ReplicationQuota{now: c.Now, sensor: rate.New(c.Samples, c.Window, c.Now())}
+	q := &ReplicationQuota{now: c.Now, cfg: c}
 	q.bound.Store(Unbounded)
 	q.throttled.Store(&map[string][]int32{})
 	return q
@@ -84,13 +88,20 @@ func (q *ReplicationQuota) Record(n int64) {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.sensor.Record(float64(n), q.now())
+	now := q.now()
+	if q.sensor == nil {
+		q.sensor = rate.New(q.cfg.Samples, q.cfg.Window, now)
+	}
+	q.sensor.Record(float64(n), now)
 }
 
 // Rate is the measured rate in bytes a second.
 func (q *ReplicationQuota) Rate() float64 {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.sensor == nil {
+		return 0
+	}
 	r, _ := q.sensor.SimpleRate(q.now())
 	return r
 }

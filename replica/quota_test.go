@@ -173,3 +173,17 @@ func batchOf(t *testing.T, values ...string) []byte {
 	}
 	return batch
 }
+
+// Kafka: SampledStat makes its first sample at the first record, so a
+// quota idle since its creation does not spread a burst over that idle
+// time.
+func TestReplicationQuotaMeasuresFromTheFirstRecord(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1e6, 0)}
+	q := newQuota(clk)
+	q.SetBound(1000)
+	clk.advance(5 * time.Second)
+	q.Record(2000)
+	if !q.Exceeded() {
+		t.Fatalf("2000 bytes at once exceed 1000 B/s: rate %.0f measured over the idle time before them", q.Rate())
+	}
+}
