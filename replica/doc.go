@@ -65,7 +65,12 @@
 // fetch session then forgets the partition until it is asked again.
 // Neither side answers with a throttle time. Both quotas are safe for
 // concurrent use; the bound and the throttled set are atomics, the
-// sensor sits under a mutex.
+// sensor sits under a mutex. What a fetch pays per partition, in one
+// run on 2 shared CPUs:
+//
+//	go test -run XXX -bench ReplicationQuota -benchtime 2000000x ./replica
+//	unthrottled partition (a map lookup)              19 ns
+//	throttled partition (lookup, check and record)   878 ns
 //
 // # Transactions
 //
