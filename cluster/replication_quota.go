@@ -58,15 +58,17 @@ func (b *Broker) leaderHoldsBack(fp *fetchPart, follower int32) bool {
 }
 
 // recordLeaderQuota counts the throttled partitions' share of an answer
-// to a follower: each one's partition fields and records as encoded
-// (Kafka's sizeOfThrottledPartitions).
+// to a follower: the partition fields and records, as encoded, of each
+// one that carries records (Kafka's sizeOfThrottledPartitions also
+// counts the few dozen bytes of those answered without; an incremental
+// answer leaves most of them out).
 func (b *Broker) recordLeaderQuota(version int16, topics []fetchTopic) {
 	q := b.parts.LeaderQuota()
 	var n int64
 	for ti := range topics {
 		for pi := range topics[ti].parts {
 			fp := &topics[ti].parts[pi]
-			if fp.part == nil || !q.IsThrottled(fp.part.TP) {
+			if fp.part == nil || fp.records.Len == 0 || !q.IsThrottled(fp.part.TP) {
 				continue
 			}
 			n += int64(len(appendFetchPartitionHead(nil, version, fp))) + fp.records.Len
