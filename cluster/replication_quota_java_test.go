@@ -45,21 +45,22 @@ func TestKafkaReassignPartitionsThrottle(t *testing.T) {
 	if err := os.WriteFile(plan, []byte(`{"version":1,"partitions":[{"topic":"thr","partition":0,"replicas":[1,2]}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	copied := watchCopy(t, tc, "thr", int64(len(recs)))
 	out, err := reassignTool(t, libs, boot[0], "--reassignment-json-file", plan, "--execute", "--throttle", fmt.Sprint(throttle))
 	if err != nil || !strings.Contains(out, "Successfully started partition reassignment") ||
 		!strings.Contains(out, fmt.Sprintf("The inter-broker throttle limit was set to %d B/s", throttle)) {
 		t.Fatalf("--execute --throttle: %v\n%s", err, out)
 	}
-	start := time.Now()
 	adm := kadm.NewClient(cl)
 	checkThrottleConfigs(t, adm, fmt.Sprint(throttle), "0:1", "0:2")
-	waitWithin(t, 90*time.Second, "broker 2 to copy thr-0", func() bool {
-		p := tc.nodes[1].PartitionReplica("thr", 0)
-		return p != nil && p.EndOffset() == int64(len(recs))
-	})
-	took := time.Since(start)
+	var took time.Duration
+	select {
+	case took = <-copied:
+	case <-time.After(90 * time.Second):
+		t.Fatal("broker 2 did not copy thr-0 in 90 s")
+	}
 	expected := time.Duration(float64(size) / throttle * float64(time.Second))
-	t.Logf("%d bytes copied under a %d B/s throttle in %v after --execute (size/rate %v)", size, throttle, took, expected)
+	t.Logf("%d bytes copied under a %d B/s throttle in %v (size/rate %v)", size, throttle, took, expected)
 	if took < expected/3 {
 		t.Errorf("the new replica copied thr-0 in %v: faster than a third of size/rate (%v) under the throttle", took, expected)
 	}
@@ -73,6 +74,38 @@ func TestKafkaReassignPartitionsThrottle(t *testing.T) {
 		t.Errorf("--verify once complete:\n%s", verify)
 	}
 	checkThrottleConfigs(t, adm, "9223372036854775807", "", "")
+}
+
+// watchCopy reports how long broker 2's replica of topic-0 takes from
+// its first record to its end offset reaching end. It stops watching
+// when the test ends, before the cluster stops.
+func watchCopy(t *testing.T, tc *quorumCluster, topic string, end int64) <-chan time.Duration {
+	out, stop, done := make(chan time.Duration, 1), make(chan struct{}), make(chan struct{})
+	b := tc.nodes[1]
+	t.Cleanup(func() { close(stop); <-done })
+	go func() {
+		defer close(done)
+		var first time.Time
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			p := b.PartitionReplica(topic, 0)
+			if p == nil || p.EndOffset() == 0 {
+				continue
+			}
+			if first.IsZero() {
+				first = time.Now()
+			}
+			if p.EndOffset() == end {
+				out <- time.Since(first)
+				return
+			}
+		}
+	}()
+	return out
 }
 
 // checkThrottleConfigs checks the rates of brokers 1 and 2 and thr's
