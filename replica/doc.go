@@ -72,6 +72,13 @@
 //	unthrottled partition (a map lookup)              19 ns
 //	throttled partition (lookup, check and record)   878 ns
 //
+// A follower catching up 135 MB on three processes, with and without a
+// 20 MB/s follower throttle, in one run (2026-12-02, 2 shared CPUs):
+//
+//	go run ./experiments/replication -quick -throttle 20000000
+//	catch-up, unthrottled       56.5 MB/s
+//	catch-up, throttled         17.7 MB/s   0.88 of the throttle
+//
 // # Transactions
 //
 // A log that implements TxnLog (segment.Log does) takes transaction
