@@ -121,7 +121,7 @@ func serveFetch(b *Broker, r *vnet.Request, kreq kmsg.Request, respond func(vnet
 	}
 	bytes, failed := b.readFetch(scope.topics, req.MaxBytes, from)
 	if req.MaxWaitMillis <= 0 || bytes >= int64(req.MinBytes) || failed {
-		respond(b.fetchResponse(r.Version, scope))
+		b.respondFetch(r.Version, scope, from, respond)
 		return nil
 	}
 	b.parkFetch(r.Version, req, scope, from, respond)
@@ -150,10 +150,13 @@ func (b *Broker) parkFetch(version int16, req *kmsg.FetchRequest, scope fetchSco
 			}
 		}
 	}
+	if from.replica >= 0 {
+		f.HeldBack = func(p *replica.Partition) bool { return b.parts.LeaderQuota().LeaderThrottles(p, from.replica) }
+	}
 	f.Complete = func(bool) {
 		// Satisfied or expired, the response is read again from the logs.
 		b.readFetch(scope.topics, maxBytes, from)
-		respond(b.fetchResponse(version, scope))
+		b.respondFetch(version, scope, from, respond)
 	}
 	b.purgatory.Watch(f, time.Duration(req.MaxWaitMillis)*time.Millisecond, f.Keys()...)
 }
@@ -314,7 +317,7 @@ func (b *Broker) readFetch(topics []fetchTopic, maxBytes int32, from fetcher) (i
 			limit := int(max(min(int64(fp.partitionBytes), budget), 0))
 			var err error
 			if from.replica >= 0 {
-				err = readForFollower(fp, from.replica, limit, total == 0)
+				err = b.readForFollower(fp, from.replica, limit, total == 0)
 			} else {
 				err = b.readForConsumer(fp, from, limit, total == 0)
 			}
@@ -366,16 +369,30 @@ func readPartition(fp *fetchPart, from fetcher, limit int, minOneBatch bool) err
 	return err
 }
 
-// readForFollower serves a follower's fetch up to the log end.
-func readForFollower(fp *fetchPart, from int32, limit int, minOneBatch bool) error {
+// readForFollower serves a follower's fetch up to the log end; the
+// leader's replication quota may hold its records back (KIP-73: the
+// follower's fetch state advances, the answer is empty).
+func (b *Broker) readForFollower(fp *fetchPart, from int32, limit int, minOneBatch bool) error {
 	req := replica.FetchRequest{ReplicaID: from, FetchOffset: fp.offset, LastFetchedEpoch: fp.lastFetchedEpoch, CurrentLeaderEpoch: fp.leaderEpoch}
 	d, region, err := fp.part.ReadForFollower(req, limit, minOneBatch)
+	if region.Len > 0 && b.leaderHoldsBack(fp, from) {
+		region = pagecache.Region{}
+	}
 	fp.hw, fp.logStart, fp.records, fp.diverging = d.HighWatermark, d.LogStartOffset, region, d.Diverging
 	fp.lso, fp.hasLSO = fp.part.LastStableOffset(), true
 	if err != nil {
 		fp.hw, fp.logStart = fp.part.HighWatermark(), fp.part.StartOffset()
 	}
 	return err
+}
+
+// respondFetch sends the response, first counting a follower's
+// throttled partitions towards the leader's replication quota.
+func (b *Broker) respondFetch(version int16, scope fetchScope, from fetcher, respond func(vnet.Response)) {
+	if from.replica >= 0 {
+		b.recordLeaderQuota(version, scope.topics)
+	}
+	respond(b.fetchResponse(version, scope))
 }
 
 func (b *Broker) fetchResponse(version int16, scope fetchScope) vnet.Response {

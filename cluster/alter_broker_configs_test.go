@@ -1,19 +1,17 @@
 package cluster_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // Kafka: deleting a dynamic broker setting that is not set succeeds and
 // changes nothing (ConfigurationControlManager writes no record).
 // kafka-reassign-partitions --verify deletes every broker's replication
 // throttle rates that way once a reassignment is done, and stops with
-// the error it gets. Varve has no replication throttle, so setting a
-// rate is refused (INVALID_REQUEST) rather than stored and ignored.
+// the error it gets. Setting a rate, then deleting it, puts it back to
+// Kafka's default, unbounded (KIP-73).
 func TestAlterBrokerConfigsDeleteIsANoOp(t *testing.T) {
 	b := startBroker(t, t.TempDir(), nil)
 	adm := kadm.NewClient(client(t, b.addr))
@@ -37,7 +35,16 @@ func TestAlterBrokerConfigsDeleteIsANoOp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(resps) != 1 || !errors.Is(resps[0].Err, kerr.InvalidRequest) {
-		t.Errorf("SET on a broker resource: %+v, want INVALID_REQUEST", resps)
+	if len(resps) != 1 || resps[0].Err != nil {
+		t.Fatalf("SET on a broker resource: %+v, want it applied", resps)
+	}
+	if c, _ := brokerConfig(t, adm, "leader.replication.throttled.rate", 1); c.Value == nil || *c.Value != "1000" {
+		t.Errorf("leader.replication.throttled.rate after SET: %+v, want 1000", c)
+	}
+	if resps, err := adm.AlterBrokerConfigs(ctx(t), del, 1); err != nil || resps[0].Err != nil {
+		t.Fatalf("delete the rate: %v %+v", err, resps)
+	}
+	if c, _ := brokerConfig(t, adm, "leader.replication.throttled.rate", 1); c.Value == nil || *c.Value != "9223372036854775807" {
+		t.Errorf("leader.replication.throttled.rate after DELETE: %+v, want Kafka's default Long.MAX_VALUE", c)
 	}
 }

@@ -99,6 +99,9 @@ func (b *Broker) applyDynamicConfig() {
 	if changedAny(prev, next, connectionProps) {
 		b.setConnectionLimits(next)
 	}
+	if changedAny(prev, next, replicationRateProps) {
+		b.setReplicationRates(next)
+	}
 	if changedAny(prev, next, config.ThreadCountProps) {
 		b.setThreadCounts(next)
 	}

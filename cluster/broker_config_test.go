@@ -151,7 +151,7 @@ func TestDynamicBrokerConfigRefusals(t *testing.T) {
 		{"ssl.keystore.location", "/k", []int32{1}, "These security configs can be dynamically updated only per-listener using the listener prefix: Set(ssl.keystore.location)"},
 		{"log.retention.ms", "soon", []int32{1}, "Invalid value soon for configuration log.retention.ms"},
 		{"num.replica.fetchers", "2", nil, "Cannot update these configs dynamically: Set(num.replica.fetchers)"},
-		{"leader.replication.throttled.rate", "1000", []int32{1}, "Cannot update these configs dynamically"},
+		{"leader.replication.throttled.rate", "-1", []int32{1}, "Invalid value -1 for configuration leader.replication.throttled.rate"},
 		{"no.such.property", "1", nil, "Cannot update these configs dynamically: Set(no.such.property)"},
 	}
 	for _, c := range cases {

@@ -38,6 +38,17 @@
 // client id (quota_client.go); a client over it gets throttle_time_ms and
 // its connection stays muted for that time (KIP-219, quota_enforce.go).
 //
+// Replication quotas (KIP-73, replication_quota.go): the node's
+// leader.replication.throttled.rate and follower.replication.throttled.rate
+// (dynamic, per node or cluster default) bound the replica manager's
+// two quotas, and each topic's leader.replication.throttled.replicas and
+// follower.replication.throttled.replicas, as an image brings them,
+// say which of this node's replicas they cover. A follower's fetch of a
+// throttled replica outside the ISR is answered with no records while
+// the leader's quota is exceeded (it parks in the purgatory until
+// max.wait.ms), with no throttle time; the follower's side is the
+// replica package's fetcher.
+//
 // In a cluster (quorum_mode.go) a node is a broker and a voter
 // (process.roles=broker,controller), a broker alone that follows the
 // metadata log as a raft learner (process.roles=broker), or a

@@ -88,3 +88,9 @@ func (b *Broker) CompactionTargets() []string {
 	}
 	return out
 }
+
+// ReplicationQuotas are the broker's leader and follower replication
+// quotas (KIP-73).
+func (b *Broker) ReplicationQuotas() (leader, follower *replica.ReplicationQuota) {
+	return b.parts.LeaderQuota(), b.parts.FollowerQuota()
+}

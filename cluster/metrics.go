@@ -65,6 +65,7 @@ func newMetrics(b *Broker) *metrics {
 	if !b.cfg.HasRole("broker") {
 		return m // a controller-only node: no broker's metrics
 	}
+	m.reg.MustRegister(replicationQuotaCollectors(b)...)
 	m.reg.MustRegister(m.messagesIn, m.bytesIn, m.bytesOut, m.requests, m.flushes,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "varve_request_queue_size", Help: "Requests waiting for a handler (Kafka RequestQueueSize)."},
 			stats(func(s statsView) float64 { return float64(s.b.server.Stats().RequestQueueSize) })),

@@ -1,10 +1,10 @@
 package cluster
 
 import (
-	"math"
 	"sync"
 	"time"
 
+	"github.com/varve/varve/internal/rate"
 	"github.com/varve/varve/metadata"
 )
 
@@ -30,7 +30,7 @@ import (
 //
 // Without any, the client is not limited and nothing is measured.
 //
-// A sensor is Kafka's Rate over a SampledStat: quota.window.num samples
+// A sensor (internal/rate) is Kafka's Rate over a SampledStat: quota.window.num samples
 // of quota.window.size.seconds each; the rate is the samples' total over
 // the time they cover, at least (samples-1) whole windows so that a new
 // sensor does not see a burst as a huge rate. A value is recorded first
@@ -51,8 +51,8 @@ type clientQuotaManager struct {
 	now     func() time.Time
 
 	mu         sync.Mutex
-	sensors    map[quotaSensorKey]*rateSensor // REQUIRES mu
-	lastPurged time.Time                      // REQUIRES mu
+	sensors    map[quotaSensorKey]*rate.Sensor // REQUIRES mu
+	lastPurged time.Time                       // REQUIRES mu
 }
 
 // quotaSensorKey is the (user, client id) pair a sensor measures.
@@ -64,7 +64,7 @@ const sensorExpiry = time.Hour
 
 func newClientQuotaManager(key string, samples int, window time.Duration, now func() time.Time) *clientQuotaManager {
 	return &clientQuotaManager{key: key, samples: max(samples, 1), window: max(window, time.Millisecond), now: now,
-		sensors: map[quotaSensorKey]*rateSensor{}, lastPurged: now()}
+		sensors: map[quotaSensorKey]*rate.Sensor{}, lastPurged: now()}
 }
 
 // resolveQuota finds the quota for (user, clientID) in img by Kafka's
@@ -110,15 +110,15 @@ func (m *clientQuotaManager) record(img *metadata.Image, user func() string, cli
 	m.purgeLocked(now)
 	s := m.sensors[key]
 	if s == nil {
-		s = newRateSensor(m.samples, m.window, now)
+		s = rate.New(m.samples, m.window, now)
 		m.sensors[key] = s
 	}
-	s.record(value, now)
-	rate, span := s.rate(now)
-	if rate <= bound {
+	s.Record(value, now)
+	r, span := s.Rate(now)
+	if r <= bound {
 		return 0
 	}
-	d := time.Duration((rate - bound) / bound * float64(span))
+	d := time.Duration((r - bound) / bound * float64(span))
 	return min(d, time.Duration(m.samples)*m.window)
 }
 
@@ -130,75 +130,8 @@ func (m *clientQuotaManager) purgeLocked(now time.Time) {
 	}
 	m.lastPurged = now
 	for k, s := range m.sensors {
-		if now.Sub(s.lastRecord) > sensorExpiry {
+		if now.Sub(s.LastRecord()) > sensorExpiry {
 			delete(m.sensors, k)
 		}
 	}
-}
-
-// rateSensor is Kafka's Rate over a SampledStat: a ring of samples, each
-// the total recorded in one window.
-type rateSensor struct {
-	window     time.Duration
-	samples    []rateSample
-	current    int
-	lastRecord time.Time
-}
-
-type rateSample struct {
-	start time.Time
-	value float64
-}
-
-func newRateSensor(n int, window time.Duration, now time.Time) *rateSensor {
-	s := &rateSensor{window: window, samples: make([]rateSample, n), lastRecord: now}
-	for i := range s.samples {
-		s.samples[i].start = now
-	}
-	return s
-}
-
-// record adds v to the current sample, first moving to the next sample
-// when the current one's window is over (Kafka's SampledStat.record).
-func (s *rateSensor) record(v float64, now time.Time) {
-	s.purge(now)
-	if now.Sub(s.samples[s.current].start) >= s.window {
-		s.current = (s.current + 1) % len(s.samples)
-		s.samples[s.current] = rateSample{start: now}
-	}
-	s.samples[s.current].value += v
-	s.lastRecord = now
-}
-
-// purge resets samples older than the whole window (Kafka's
-// purgeObsoleteSamples).
-func (s *rateSensor) purge(now time.Time) {
-	expire := time.Duration(len(s.samples)) * s.window
-	for i := range s.samples {
-		if now.Sub(s.samples[i].start) >= expire {
-			s.samples[i] = rateSample{start: now}
-		}
-	}
-}
-
-// rate is the total per second over the time the samples cover, and
-// that time (Kafka's Rate.measure and Rate.windowSize).
-func (s *rateSensor) rate(now time.Time) (float64, time.Duration) {
-	s.purge(now)
-	total, oldest := 0.0, now
-	for _, x := range s.samples {
-		total += x.value
-		if x.start.Before(oldest) {
-			oldest = x.start
-		}
-	}
-	span := now.Sub(oldest)
-	full := int(span / s.window)
-	if minFull := len(s.samples) - 1; full < minFull {
-		span += time.Duration(minFull-full) * s.window
-	}
-	if span <= 0 {
-		return math.Inf(1), s.window
-	}
-	return total / span.Seconds(), span
 }

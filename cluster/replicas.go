@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -89,6 +90,8 @@ func (b *Broker) replicationConfig() replica.ManagerConfig {
 			MinBytes: int32(c.ReplicaFetchMinBytes), Backoff: c.ReplicaFetchBackoffMs.Duration(),
 			BrokerEpoch: b.brokerEpoch,
 		},
+		Quota: replica.QuotaConfig{Samples: c.ReplicationQuotaWindowNum,
+			Window: time.Duration(c.ReplicationQuotaWindowSizeSeconds) * time.Second},
 		Logf: b.log.Debug,
 	}
 }
@@ -114,6 +117,7 @@ func (b *Broker) startReplication() {
 	}
 	b.repl.mu.Unlock()
 	ch := b.meta.pub.Wait()
+	b.setReplicationRates(b.effectiveConfig())
 	b.applyImage(b.meta.pub.Image())
 	b.parts.Start(sender, b.repl.client)
 	b.bg.Add(1)
@@ -174,6 +178,7 @@ func (b *Broker) applyImage(img *metadata.Image) {
 				continue // unchanged since the last image applied
 			}
 		}
+		b.applyThrottledReplicas(t)
 		if !b.applyTopic(t) {
 			retry[t.ID] = true
 		}
@@ -181,6 +186,7 @@ func (b *Broker) applyImage(img *metadata.Image) {
 	if prev != nil {
 		for t := range prev.Topics() {
 			if _, ok := img.TopicByID(t.ID); !ok {
+				b.removeThrottledReplicas(t.Name)
 				for i := range t.Partitions {
 					b.stopReplica(partitionOf(t.Name, int32(i)), t.ID)
 				}

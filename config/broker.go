@@ -175,6 +175,11 @@ type Broker struct {
 	ReplicaAlterLogDirsIoMaxBytesPerSecond        int64 // replica.alter.log.dirs.io.max.bytes.per.second
 	AlterLogDirsReplicationQuotaWindowNum         int   // alter.log.dirs.replication.quota.window.num
 	AlterLogDirsReplicationQuotaWindowSizeSeconds int   // alter.log.dirs.replication.quota.window.size.seconds
+	// Replication quotas (KIP-73).
+	ReplicationQuotaWindowNum         int   // replication.quota.window.num
+	ReplicationQuotaWindowSizeSeconds int   // replication.quota.window.size.seconds
+	LeaderReplicationThrottledRate    int64 // leader.replication.throttled.rate, bytes/s
+	FollowerReplicationThrottledRate  int64 // follower.replication.throttled.rate, bytes/s
 
 	// Security (per listener: Security).
 	ConnectionFailedAuthenticationDelayMs Millis // connection.failed.authentication.delay.ms

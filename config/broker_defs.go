@@ -215,6 +215,14 @@ var brokerDefs = []def{
 	{name: "replica.alter.log.dirs.io.max.bytes.per.second", typ: tLong, deflt: longMax, check: atLeast(0), field: func(b *Broker) any { return &b.ReplicaAlterLogDirsIoMaxBytesPerSecond }},
 	{name: "alter.log.dirs.replication.quota.window.num", typ: tInt, deflt: "11", check: atLeast(1), field: func(b *Broker) any { return &b.AlterLogDirsReplicationQuotaWindowNum }},
 	{name: "alter.log.dirs.replication.quota.window.size.seconds", typ: tInt, deflt: "1", check: atLeast(1), field: func(b *Broker) any { return &b.AlterLogDirsReplicationQuotaWindowSizeSeconds }},
+	// Replication quotas (KIP-73): the two rates are Kafka's
+	// DynamicConfig.Broker properties, meant to be set dynamically.
+	{name: "replication.quota.window.num", typ: tInt, deflt: "11", check: atLeast(1), field: func(b *Broker) any { return &b.ReplicationQuotaWindowNum }},
+	{name: "replication.quota.window.size.seconds", typ: tInt, deflt: "1", check: atLeast(1), field: func(b *Broker) any { return &b.ReplicationQuotaWindowSizeSeconds }},
+	{name: "leader.replication.throttled.rate", typ: tLong, deflt: "9223372036854775807", check: atLeast(0), field: func(b *Broker) any { return &b.LeaderReplicationThrottledRate },
+		note: "bytes/s a leader serves to the followers of leader.replication.throttled.replicas; Kafka takes it only dynamically"},
+	{name: "follower.replication.throttled.rate", typ: tLong, deflt: "9223372036854775807", check: atLeast(0), field: func(b *Broker) any { return &b.FollowerReplicationThrottledRate },
+		note: "bytes/s a follower fetches for follower.replication.throttled.replicas; Kafka takes it only dynamically"},
 
 	// Security (BrokerSecurityConfigs, SslConfigs, SaslConfigs). Each
 	// ssl.* property and sasl.enabled.mechanisms may be given per

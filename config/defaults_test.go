@@ -63,6 +63,8 @@ var kafkaDefaults = map[string]string{
 	"quota.window.num": "11", "quota.window.size.seconds": "1",
 	"replica.alter.log.dirs.io.max.bytes.per.second": "9223372036854775807",
 	"alter.log.dirs.replication.quota.window.num":    "11", "alter.log.dirs.replication.quota.window.size.seconds": "1",
+	"replication.quota.window.num": "11", "replication.quota.window.size.seconds": "1",
+	"leader.replication.throttled.rate": "9223372036854775807", "follower.replication.throttled.rate": "9223372036854775807",
 
 	"min.insync.replicas": "1", "replica.lag.time.max.ms": "30000", "replica.fetch.max.bytes": "1048576",
 	"replica.fetch.response.max.bytes": "10485760", "replica.fetch.wait.max.ms": "500", "replica.fetch.min.bytes": "1",

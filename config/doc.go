@@ -165,6 +165,7 @@
 //	delete.topic.enable                              true
 //	fetch.max.bytes                                  57671680
 //	fetch.purgatory.purge.interval.requests          1000                         (accepted)
+//	follower.replication.throttled.rate              9223372036854775807          (bytes/s a follower fetches for follower.replication.throttled.replicas; Kafka takes it only dynamically)
 //	group.consumer.assignors                         org.apache.kafka.coordinator.group.assignor.UniformAssignor,org.apache.kafka.coordinator.group.assignor.RangeAssignor
 //	group.consumer.heartbeat.interval.ms             5000
 //	group.consumer.max.size                          2147483647
@@ -179,6 +180,7 @@
 //	inter.broker.listener.name                       null                         (unset: the listener named after security.inter.broker.protocol)
 //	leader.imbalance.check.interval.seconds          300
 //	leader.imbalance.per.broker.percentage           10
+//	leader.replication.throttled.rate                9223372036854775807          (bytes/s a leader serves to the followers of leader.replication.throttled.replicas; Kafka takes it only dynamically)
 //	listener.security.protocol.map                   SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT
 //	listeners                                        PLAINTEXT://127.0.0.1:9092   (Kafka: PLAINTEXT://:9092; loopback by default: a node someone starts to try Varve is not reachable from the network until they say so)
 //	log.cleaner.backoff.ms                           15000
@@ -263,6 +265,8 @@
 //	replica.selector.class                           null
 //	replica.socket.receive.buffer.bytes              65536                        (accepted)
 //	replica.socket.timeout.ms                        30000
+//	replication.quota.window.num                     11
+//	replication.quota.window.size.seconds            1
 //	request.timeout.ms                               30000                        (accepted)
 //	sasl.enabled.mechanisms                          GSSAPI                       (accepted; Varve serves PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER; a SASL listener enabling GSSAPI stops start-up)
 //	sasl.mechanism.controller.protocol               GSSAPI                       (accepted; the controller client's and raft transport's mechanism on a SASL controller listener: PLAIN or SCRAM)
@@ -332,9 +336,9 @@
 //	file.delete.delay.ms                             from log.segment.delete.delay.ms
 //	flush.messages                                   from log.flush.interval.messages
 //	flush.ms                                         from log.flush.interval.ms
-//	follower.replication.throttled.replicas          default empty                (accepted; no replication quotas)
+//	follower.replication.throttled.replicas          default empty                ("*" or partition:broker pairs a follower throttles at follower.replication.throttled.rate)
 //	index.interval.bytes                             from log.index.interval.bytes
-//	leader.replication.throttled.replicas            default empty                (accepted; no replication quotas)
+//	leader.replication.throttled.replicas            default empty                ("*" or partition:broker pairs whose fetches a leader throttles at leader.replication.throttled.rate)
 //	local.retention.bytes                            from log.local.retention.bytes (accepted; tiered storage)
 //	local.retention.ms                               from log.local.retention.ms  (accepted; tiered storage)
 //	max.compaction.lag.ms                            from log.cleaner.max.compaction.lag.ms

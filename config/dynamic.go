@@ -110,10 +110,10 @@ var dynamicDefs = map[string]dynDef{
 	"max.connections.per.ip.overrides":  {},
 	"max.connection.creation.rate":      {},
 
-	// DynamicReplicationConfig and quotas: Varve has no replication
-	// throttle, so a rate would be stored and not enforced.
-	"leader.replication.throttled.rate":   {absent: "Varve has no replication throttle"},
-	"follower.replication.throttled.rate": {absent: "Varve has no replication throttle"},
+	// DynamicConfig.Broker's replication quotas (KIP-73): the leader's
+	// and the follower's quota take the new bound at once.
+	"leader.replication.throttled.rate":   {applied: true},
+	"follower.replication.throttled.rate": {applied: true},
 	"producer.id.expiration.ms":           {},
 	// The copy of a move between log dirs takes the new rate at once.
 	"replica.alter.log.dirs.io.max.bytes.per.second": {applied: true},

@@ -74,6 +74,10 @@ func TestCheckDynamic(t *testing.T) {
 		{map[string]string{"log.retention.bytes": "lots"}, true, "Invalid value lots for configuration log.retention.bytes"},
 		{map[string]string{"background.threads": "4"}, false, "Cannot update these configs dynamically: Set(background.threads) (Varve applies them only at start-up)"},
 		{map[string]string{"num.network.threads": "4", "num.io.threads": "16"}, false, ""},
+		// KIP-73: both rates, per node and at the cluster default, a long >= 0.
+		{map[string]string{"leader.replication.throttled.rate": "10000000", "follower.replication.throttled.rate": "0"}, false, ""},
+		{map[string]string{"follower.replication.throttled.rate": "1048576"}, true, ""},
+		{map[string]string{"leader.replication.throttled.rate": "-1"}, true, "Invalid value -1 for configuration leader.replication.throttled.rate"},
 	}
 	for _, c := range cases {
 		err := CheckDynamic(c.props, c.perNode)

@@ -42,6 +42,8 @@ type Topic struct {
 	segmentJitterMs             Millis
 	segmentMs                   Millis
 	uncleanLeaderElectionEnable bool
+	leaderThrottledReplicas     []string
+	followerThrottledReplicas   []string
 
 	other     map[string]any    // accepted properties without a field
 	defaults  map[string]string // the broker's values by topic name; shared, never written

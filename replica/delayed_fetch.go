@@ -25,6 +25,10 @@ type DelayedFetch struct {
 	// Online reports whether a partition is still hosted here (a deleted
 	// one is not); nil means always.
 	Online func(*Partition) bool
+	// HeldBack reports whether the leader's replication quota holds
+	// back a partition's records from this follower's fetch (KIP-73):
+	// they do not count towards MinBytes. nil holds back none.
+	HeldBack func(*Partition) bool
 	// Complete answers the fetch; expired says max.wait.ms ran out.
 	Complete func(expired bool)
 }
@@ -93,7 +97,7 @@ func (f *DelayedFetch) available(fp FetchPartition, limit int64, minOneBatch boo
 	if fp.Offset > upTo || fp.Offset < p.StartOffset() {
 		return 0, true // cases C and F: truncated, or out of range
 	}
-	if fp.Offset == upTo {
+	if fp.Offset == upTo || f.HeldBack != nil && f.HeldBack(p) {
 		return 0, false
 	}
 	if f.MinBytes <= 1 && minOneBatch {

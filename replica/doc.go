@@ -44,6 +44,41 @@
 // (segment.Log.AppendReplicated), so a new leader deduplicates a
 // producer's retry, and follows the leader's log start offset.
 
+// # Replication quotas
+//
+// The Manager holds the node's two replication quotas (quota.go,
+// Kafka's ReplicationQuotaManager, KIP-73): LeaderQuota and
+// FollowerQuota, each a bound in bytes a second (unbounded by default)
+// and the set of this node's throttled replicas, which the broker sets
+// from the dynamic rates and the topics' throttled replica lists. The
+// bytes of every throttled replica are recorded, in sync or not, in one
+// SimpleRate (internal/rate) over replication.quota.window.num samples
+// of replication.quota.window.size.seconds, started at the first
+// record. While a quota is exceeded, only replicas that are not in sync
+// are held back, so that throttling never shrinks an ISR: a leader
+// answers a follower outside the ISR with no records (LeaderThrottles;
+// its fetch state still advances, and the records do not count towards
+// a delayed fetch's min.bytes), and a fetcher leaves out of its next
+// fetch a partition whose last answer with records left it behind the
+// leader's high watermark (fetcher_quota.go, Kafka's
+// PartitionFetchState.isReplicaInSync; unknown counts as behind). The
+// fetch session then forgets the partition until it is asked again.
+// Neither side answers with a throttle time. Both quotas are safe for
+// concurrent use; the bound and the throttled set are atomics, the
+// sensor sits under a mutex. What a fetch pays per partition, in one
+// run on 2 shared CPUs:
+//
+//	go test -run XXX -bench ReplicationQuota -benchtime 2000000x ./replica
+//	unthrottled partition (a map lookup)              19 ns
+//	throttled partition (lookup, check and record)   878 ns
+//
+// A follower catching up 135 MB on three processes, with and without a
+// 20 MB/s follower throttle, in one run (2026-12-02, 2 shared CPUs):
+//
+//	go run ./experiments/replication -quick -throttle 20000000
+//	catch-up, unthrottled       56.5 MB/s
+//	catch-up, throttled         17.7 MB/s   0.88 of the throttle
+//
 // # Transactions
 //
 // A log that implements TxnLog (segment.Log does) takes transaction

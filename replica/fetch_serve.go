@@ -24,6 +24,7 @@ func (m *Manager) ServeReplicaFetch(ctx context.Context, req ReplicaFetch) []Rep
 		out, n, urgent := m.readReplicaFetch(req)
 		if urgent || n >= int64(req.MinBytes) || !time.Now().Before(deadline) {
 			cancel()
+			m.recordLeaderQuota(out)
 			return out
 		}
 		select {
@@ -33,6 +34,7 @@ func (m *Manager) ServeReplicaFetch(ctx context.Context, req ReplicaFetch) []Rep
 		}
 		cancel()
 		if ctx.Err() != nil {
+			m.recordLeaderQuota(out)
 			return out
 		}
 	}
@@ -90,8 +92,21 @@ func (m *Manager) readReplicaPartition(replicaID int32, rp ReplicaFetchPartition
 	d, region, err := p.ReadForFollower(FetchRequest{ReplicaID: replicaID, FetchOffset: rp.FetchOffset,
 		LastFetchedEpoch: rp.LastFetchedEpoch, CurrentLeaderEpoch: rp.CurrentLeaderEpoch}, maxBytes, first)
 	res.HighWatermark, res.LogStartOffset, res.Diverging, res.Err = d.HighWatermark, d.LogStartOffset, d.Diverging, err
-	if err == nil && region.Len > 0 {
+	if err == nil && region.Len > 0 && !m.leaderQuota.LeaderThrottles(p, replicaID) {
 		res.Records, res.Err = region.Bytes()
 	}
 	return res
+}
+
+// recordLeaderQuota counts the records answered for throttled replicas
+// towards the leader's replication quota (Kafka's KafkaApis records the
+// throttled partitions' share of every answer to a follower).
+func (m *Manager) recordLeaderQuota(out []ReplicaFetchResult) {
+	var n int64
+	for _, r := range out {
+		if m.leaderQuota.IsThrottled(r.TP) {
+			n += int64(len(r.Records))
+		}
+	}
+	m.leaderQuota.Record(n)
 }

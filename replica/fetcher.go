@@ -135,6 +135,10 @@ type fetcher struct {
 	cancel  context.CancelFunc
 	running bool
 	session fetchsession.Handler // owned by the fetch loop
+	// lag is each partition's distance to the leader's high watermark
+	// after its last answer with records (absent: unknown); owned by
+	// the fetch loop.
+	lag map[segment.TopicPartition]fetchLag
 }
 
 func fetcherID(tp segment.TopicPartition, n int) int {
@@ -242,7 +246,7 @@ func (b *background) fetchLoop(ctx context.Context, f *fetcher) {
 			b.m.rc.Logf("replica fetch session refused", "leader", f.key.leader, "code", resp.ErrorCode)
 			continue // the next fetch is a full one
 		}
-		switch b.applyFetch(parts, resp.Partitions) {
+		switch b.applyFetch(f, parts, resp.Partitions) {
 		case fetchFailed:
 			sleep(ctx, cfg.Backoff)
 		case fetchLeaderBehind:
@@ -284,7 +288,7 @@ func (b *background) buildFetch(f *fetcher, cfg FetcherConfig) (ReplicaFetch, ma
 	want := make([]fetchsession.Partition, 0, len(parts))
 	for _, p := range parts {
 		fr, ok := p.NextFetch()
-		if !ok {
+		if !ok || b.followerHoldsBack(f, p.TP, fr.CurrentLeaderEpoch) {
 			continue
 		}
 		out[p.TP] = asked{p, fr}
@@ -294,6 +298,7 @@ func (b *background) buildFetch(f *fetcher, cfg FetcherConfig) (ReplicaFetch, ma
 			LogStartOffset: p.StartOffset(), MaxBytes: cfg.MaxBytes, CurrentLeaderEpoch: fr.CurrentLeaderEpoch,
 			LastFetchedEpoch: fr.LastFetchedEpoch}})
 	}
+	f.pruneLag(parts)
 	built := f.session.Build(want)
 	req.SessionID, req.SessionEpoch = built.SessionID, built.Epoch
 	for _, sp := range built.Partitions {
@@ -327,14 +332,16 @@ const (
 )
 
 // applyFetch hands each partition its answer and says how the round went.
-func (b *background) applyFetch(parts map[segment.TopicPartition]asked, results []ReplicaFetchResult) fetchOutcome {
+func (b *background) applyFetch(f *fetcher, parts map[segment.TopicPartition]asked, results []ReplicaFetchResult) fetchOutcome {
 	out := fetchApplied
 	for _, r := range results {
 		a, ok := parts[r.TP]
 		if !ok {
 			continue
 		}
-		if err := a.p.HandleFetchResponseTo(a.req, r.FetchResponse); err != nil {
+		err := a.p.HandleFetchResponseTo(a.req, r.FetchResponse)
+		b.accountFetched(f, a.p, a.req, r.FetchResponse, err)
+		if err != nil {
 			b.m.rc.Logf("replica fetch answer not applied", "partition", r.TP.String(), "err", err)
 			if errors.Is(err, kerr.NotLeaderForPartition) || errors.Is(err, kerr.UnknownLeaderEpoch) {
 				out = max(out, fetchLeaderBehind)

@@ -30,6 +30,9 @@ type Manager struct {
 	fs   segment.FS // the log dirs' file system (nil: the OS's)
 	rc   ManagerConfig
 	bg   background // replication's goroutines, once started
+	// leaderQuota and followerQuota are the node's replication quotas
+	// (KIP-73, quota.go).
+	leaderQuota, followerQuota *ReplicationQuota
 
 	// parts is the published map, replaced whole under mu (copy on
 	// write): Produce and Fetch look partitions up without a lock.
@@ -50,6 +53,7 @@ func Open(cfg logdir.Config) (*Manager, error) { return OpenReplicated(cfg, Mana
 // partitions replicate as rc says once they are told their roles.
 func OpenReplicated(cfg logdir.Config, rc ManagerConfig) (*Manager, error) {
 	m := &Manager{fs: cfg.FS, rc: rc.withDefaults()}
+	m.leaderQuota, m.followerQuota = NewReplicationQuota(rc.Quota), NewReplicationQuota(rc.Quota)
 	m.bg.init(m)
 	m.mu.creating = map[segment.TopicPartition]chan struct{}{}
 	empty := partitionMap{}

@@ -31,7 +31,10 @@ type ManagerConfig struct {
 	// zero is half of replica.lag.time.max.ms, as in Kafka.
 	ISRCheckInterval time.Duration
 	Fetch            FetcherConfig
-	Logf             func(msg string, args ...any) // nil: silent
+	// Quota sizes the samples of the leader's and the follower's
+	// replication quotas (KIP-73).
+	Quota QuotaConfig
+	Logf  func(msg string, args ...any) // nil: silent
 }
 
 func (c ManagerConfig) withDefaults() ManagerConfig {
@@ -172,6 +175,14 @@ type AlterPartitionResult struct {
 type AlterPartitionSender interface {
 	AlterPartition(ctx context.Context, items []AlterPartitionItem) ([]AlterPartitionResult, error)
 }
+
+// LeaderQuota is the node's leader replication quota: it bounds what
+// this node serves to the followers of its throttled replicas.
+func (m *Manager) LeaderQuota() *ReplicationQuota { return m.leaderQuota }
+
+// FollowerQuota is the node's follower replication quota: it bounds
+// what this node fetches for its throttled replicas.
+func (m *Manager) FollowerQuota() *ReplicationQuota { return m.followerQuota }
 
 // Start runs the node's replication: the ISR expiration check, the
 // AlterPartition sender over sender, and follower fetchers over ep.

@@ -34,3 +34,12 @@ func (p *Partition) InSyncFollowers() []ReplicaView {
 
 // NowMs is the partition's clock (the manager's), in milliseconds.
 func (p *Partition) NowMs() int64 { return p.now() }
+
+// InISR reports whether replica id is in the ISR of the partition this
+// replica leads.
+func (p *Partition) InISR(id int32) bool {
+	p.st.Lock()
+	defer p.st.Unlock()
+	r := p.st.repl
+	return r != nil && r.role == RoleLeader && slices.Contains(r.isr, id)
+}

@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/varve/varve/benchmarks/kafkabench"
 )
@@ -95,10 +98,16 @@ func (e *experiment) latencyRun(ctx context.Context, variant string, configs map
 // catchUpRun stops a follower of a partition replicated on all three
 // nodes (a controlled shutdown: it leaves the ISR at once), produces
 // cfg.catchUp bytes with acks=1 to its leader, starts the follower again
-// and times it until the controller has it back in the ISR.
-func (e *experiment) catchUpRun(ctx context.Context) error {
-	const topic = "catchup"
-	leader, followers, err := e.tb.createTopic(ctx, topic, 3, nil)
+// and times it until the controller has it back in the ISR. With a
+// throttle, the topic's follower.replication.throttled.replicas is "*"
+// and the cluster default follower.replication.throttled.rate is
+// throttle (KIP-73) while the follower catches up.
+func (e *experiment) catchUpRun(ctx context.Context, topic string, throttle int64) error {
+	var configs map[string]string
+	if throttle > 0 {
+		configs = map[string]string{"follower.replication.throttled.replicas": "*"}
+	}
+	leader, followers, err := e.tb.createTopic(ctx, topic, 3, configs)
 	if err != nil {
 		return err
 	}
@@ -133,7 +142,10 @@ func (e *experiment) catchUpRun(ctx context.Context) error {
 		return err
 	}
 	e.cal.SendfileBps = max(e.cal.SendfileBps, sf)
-	e.out.add("catchup", "rf3", 0, "sendfile_now_mb_per_s", sf/1e6, "MB/s")
+	e.out.add(topic, "rf3", 0, "sendfile_now_mb_per_s", sf/1e6, "MB/s")
+	if err := e.setFollowerThrottle(ctx, throttle); err != nil {
+		return err
+	}
 	tcp := readTCPCounters()
 	launched := time.Now()
 	if err := down.Start(); err != nil {
@@ -144,10 +156,36 @@ func (e *experiment) catchUpRun(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	e.out.add("catchup", "rf3", 0, "bytes_behind", float64(behind), "B")
-	e.out.add("catchup", "rf3", 0, "tcp_rto_retransmits", float64(readTCPCounters().sub(tcp).Timeouts), "count")
-	e.out.add("catchup", "rf3", 0, "start_s", serving.Sub(launched).Seconds(), "s")
-	e.out.add("catchup", "rf3", 0, "to_isr_s", back.Sub(serving).Seconds(), "s")
-	e.out.add("catchup", "rf3", 0, "mb_per_s", float64(behind)/1e6/back.Sub(serving).Seconds(), "MB/s")
+	if err := e.setFollowerThrottle(ctx, 0); err != nil {
+		return err
+	}
+	took := back.Sub(serving).Seconds()
+	e.out.add(topic, "rf3", 0, "bytes_behind", float64(behind), "B")
+	e.out.add(topic, "rf3", 0, "tcp_rto_retransmits", float64(readTCPCounters().sub(tcp).Timeouts), "count")
+	e.out.add(topic, "rf3", 0, "start_s", serving.Sub(launched).Seconds(), "s")
+	e.out.add(topic, "rf3", 0, "to_isr_s", took, "s")
+	e.out.add(topic, "rf3", 0, "mb_per_s", float64(behind)/1e6/took, "MB/s")
+	if throttle > 0 {
+		e.out.add(topic, "rf3", 0, "throttle_mb_per_s", float64(throttle)/1e6, "MB/s")
+		e.out.add(topic, "rf3", 0, "rate_over_throttle", float64(behind)/took/float64(throttle), "ratio")
+	}
+	return nil
+}
+
+// setFollowerThrottle sets the cluster default
+// follower.replication.throttled.rate to bytesPerSecond, or deletes it
+// (0).
+func (e *experiment) setFollowerThrottle(ctx context.Context, bytesPerSecond int64) error {
+	op := kadm.AlterConfig{Op: kadm.DeleteConfig, Name: "follower.replication.throttled.rate"}
+	if bytesPerSecond > 0 {
+		op = kadm.AlterConfig{Op: kadm.SetConfig, Name: op.Name, Value: kadm.StringPtr(strconv.FormatInt(bytesPerSecond, 10))}
+	}
+	resps, err := kadm.NewClient(e.tb.admin).AlterBrokerConfigs(ctx, []kadm.AlterConfig{op})
+	if err == nil {
+		err = resps[0].Err
+	}
+	if err != nil {
+		return fmt.Errorf("set follower.replication.throttled.rate: %w", err)
+	}
 	return nil
 }

@@ -37,6 +37,11 @@
 //	catchup     a follower is stopped while -catch-up-bytes are produced
 //	            (acks=1), then started; the time from its serving again to
 //	            its return to the ISR, as a rate, against the sendfile limit.
+//	catchup_throttled   with -throttle N (bytes/s), the same again on a
+//	            topic whose follower.replication.throttled.replicas is
+//	            "*", with the cluster default
+//	            follower.replication.throttled.rate at N while the
+//	            follower catches up (KIP-73): its rate against N.
 //
 // Every throughput, latency and catch-up case also records the machine's
 // TCP retransmissions after a timeout (/proc/net/netstat TCPTimeouts):

@@ -121,8 +121,13 @@ func (e *experiment) measure(ctx context.Context, bin string) error {
 			return fmt.Errorf("profile: %w", err)
 		}
 	}
-	if err := e.catchUpRun(ctx); err != nil {
+	if err := e.catchUpRun(ctx, "catchup", 0); err != nil {
 		return fmt.Errorf("catch-up: %w", err)
+	}
+	if e.cfg.throttle > 0 {
+		if err := e.catchUpRun(ctx, "catchup_throttled", e.cfg.throttle); err != nil {
+			return fmt.Errorf("throttled catch-up: %w", err)
+		}
 	}
 	return e.tb.close()
 }

@@ -16,6 +16,7 @@ type config struct {
 	reps      int   // repetitions of each throughput and latency case
 	syncN     int64 // one-record requests per latency case
 	catchUp   int64 // bytes produced while a follower is down
+	throttle  int64 // follower.replication.throttled.rate of a second, throttled catch-up; 0: none
 	profile   int   // seconds of CPU profile of the leader and a follower; 0: none
 	varve     string
 }
@@ -34,6 +35,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.reps, "reps", 3, "repetitions of each throughput and latency case (medians reported)")
 	fs.Int64Var(&c.syncN, "sync-records", 3000, "one-record requests per latency case")
 	fs.Int64Var(&c.catchUp, "catch-up-bytes", 1<<30, "bytes produced while a follower is down")
+	fs.Int64Var(&c.throttle, "throttle", 0, "bytes/s: also time a catch-up under follower.replication.throttled.rate (KIP-73); 0: none")
 	fs.IntVar(&c.profile, "profile", 10, "seconds of CPU profile taken of the leader and a follower during a replicated run; 0: none")
 	fs.StringVar(&c.varve, "varve", "", "a built varve binary (default: go build ./cmd/varve)")
 	if err := fs.Parse(args); err != nil {
@@ -57,6 +59,9 @@ func parseFlags(args []string) (config, error) {
 	}
 	if c.records <= 0 || c.producers <= 0 || c.reps <= 0 || c.syncN <= 0 || c.catchUp <= 0 {
 		return c, errors.New("-records, -producers, -reps, -sync-records and -catch-up-bytes must be positive")
+	}
+	if c.throttle < 0 {
+		return c, errors.New("-throttle must not be negative")
 	}
 	return c, nil
 }
