@@ -40,8 +40,6 @@ type dynDef struct {
 	// applied says Varve applies a change without a restart; the
 	// others are refused.
 	applied bool
-	// absent is why Varve refuses a property it does not have at all.
-	absent string
 }
 
 // dynamicDefs lists Kafka's dynamic broker properties that Varve knows:
@@ -182,11 +180,7 @@ func CheckDynamic(props map[string]string, perNode bool) error {
 		return &DynamicError{"Cannot update these configs at default cluster level, broker id must be specified: " + scalaSet(nodeOnly)}
 	}
 	if len(notApplied) > 0 {
-		why := "Varve applies them only at start-up"
-		if a := dynamicDefs[notApplied[0]].absent; a != "" && len(notApplied) == 1 {
-			why = a
-		}
-		return &DynamicError{"Cannot update these configs dynamically: " + scalaSet(notApplied) + " (" + why + ")"}
+		return &DynamicError{"Cannot update these configs dynamically: " + scalaSet(notApplied) + " (Varve applies them only at start-up)"}
 	}
 	return nil
 }
