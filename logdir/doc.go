@@ -100,11 +100,11 @@
 // The throttle (move_quota.go) is Kafka's ALTER_LOG_DIRS replication
 // quota: Config.MoveRate bytes per second
 // (replica.alter.log.dirs.io.max.bytes.per.second, unlimited by default),
-// measured as Kafka's Rate sensor over MoveQuotaWindows samples of
-// MoveQuotaWindowSize. Before each read (of moveChunk, or of one second
-// of the rate when less, 16 KiB at least) a copy waits while the
-// measured rate is above the bound; as in Kafka, the first bytes are measured over windows-1
-// windows, so a copy starts with that allowance. SetMoveRate changes the
+// measured as Kafka's SimpleRate (internal/rate) over MoveQuotaWindows
+// samples of MoveQuotaWindowSize. Before each read (of moveChunk, or of
+// one second of the rate when less, 16 KiB at least) a copy waits while
+// the measured rate is above the bound; as in Kafka, the first bytes are
+// measured over one whole window, so a copy starts with that allowance. SetMoveRate changes the
 // bound live and wakes the waiting copies. The swap's last catch-up is
 // not throttled (the partition is offline meanwhile) but counts.
 //

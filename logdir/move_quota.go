@@ -4,6 +4,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/varve/varve/internal/rate"
 )
 
 // Kafka's defaults for the throttle of moves between log dirs
@@ -33,27 +35,24 @@ func (wallClock) After(d time.Duration) <-chan time.Time { return time.After(d) 
 
 // moveQuota is Kafka's ReplicationQuotaManager of type ALTER_LOG_DIRS:
 // one byte rate shared by every move of the node, measured as Kafka's
-// Rate sensor does over windows samples of size window each. The copy
+// SimpleRate does (ReplicationQuotaManager, for every replication
+// quota type) over windows samples of size window each. The copy
 // asks before each read whether the rate is above the bound, and
 // records what it copied (ReplicaAlterLogDirsThread: isQuotaExceeded,
 // then quota.record). It is a pure function of the times it is given.
 type moveQuota struct {
 	mu      sync.Mutex
 	bound   int64 // bytes per second; math.MaxInt64: unlimited
+	windows int
 	window  time.Duration
-	samples []quotaSample // a ring; cur is the newest
-	cur     int
+	// sensor is made at the first record, as Kafka's SampledStat makes
+	// its first sample then: nothing copied yet is a rate of 0.
+	sensor  *rate.Sensor
 	changed chan struct{} // closed and replaced when the bound changes
 }
 
-type quotaSample struct {
-	start time.Time // zero: unused
-	bytes float64
-}
-
 func newMoveQuota(bound int64, windows int, window time.Duration) *moveQuota {
-	return &moveQuota{bound: bound, window: window, samples: make([]quotaSample, max(windows, 1)),
-		changed: make(chan struct{})}
+	return &moveQuota{bound: bound, windows: max(windows, 1), window: window, changed: make(chan struct{})}
 }
 
 // setBound changes the rate, at once for copies waiting on the old one.
@@ -110,25 +109,18 @@ func (m *Manager) awaitMoveQuota(mv *move) error {
 	}
 }
 
-// record adds n bytes at now, first moving to a new sample when the
-// newest one's window ended (Kafka's SampledStat.record).
+// record adds n bytes at now (Kafka's SampledStat.record).
 func (q *moveQuota) record(n int64, now time.Time) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	s := &q.samples[q.cur]
-	if s.start.IsZero() {
-		s.start = now
-	} else if !now.Before(s.start.Add(q.window)) {
-		q.cur = (q.cur + 1) % len(q.samples)
-		q.samples[q.cur] = quotaSample{start: now}
-		s = &q.samples[q.cur]
+	if q.sensor == nil {
+		q.sensor = rate.New(q.windows, q.window, now)
 	}
-	s.bytes += float64(n)
+	q.sensor.Record(float64(n), now)
 }
 
-// rate is the measured bytes per second at now (Kafka's Rate.measure):
-// the samples younger than windows x window, over the time since the
-// oldest began, counted as at least windows-1 whole windows.
+// rate is the measured bytes per second at now (Kafka's
+// SimpleRate.measure).
 func (q *moveQuota) rate(now time.Time) float64 {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -139,28 +131,10 @@ func (q *moveQuota) rate(now time.Time) float64 {
 // rateLocked is the rate at now and the time it is measured over
 // (Kafka's Rate.windowSize). REQUIRES q.mu.
 func (q *moveQuota) rateLocked(now time.Time) (float64, time.Duration) {
-	span := time.Duration(len(q.samples)) * q.window
-	var total float64
-	oldest := now
-	for i := range q.samples {
-		s := &q.samples[i]
-		if s.start.IsZero() || now.Sub(s.start) >= span {
-			*s = quotaSample{} // obsolete (purgeObsoleteSamples)
-			continue
-		}
-		total += s.bytes
-		if s.start.Before(oldest) {
-			oldest = s.start
-		}
-	}
-	elapsed := now.Sub(oldest)
-	if full, least := elapsed/q.window, time.Duration(len(q.samples)-1); full < least {
-		elapsed += (least - full) * q.window
-	}
-	if elapsed <= 0 {
+	if q.sensor == nil {
 		return 0, 0
 	}
-	return total / elapsed.Seconds(), elapsed
+	return q.sensor.SimpleRate(now)
 }
 
 // delay is how long a copy waits at now before it reads again: zero
@@ -178,7 +152,7 @@ func (q *moveQuota) delay(now time.Time) time.Duration {
 	if r <= b {
 		return 0
 	}
-	if b <= 0 {
+	if b <= 0 || math.IsInf(r, 1) {
 		return q.window
 	}
 	d := time.Duration((r - b) / b * float64(span))

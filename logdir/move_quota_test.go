@@ -10,15 +10,19 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func sec(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 
-// Kafka: Rate.measure over SampledStat: the bytes of the samples younger
-// than window.num x window.size, over the time since the oldest began,
-// counted as at least window.num - 1 whole windows (so that a first
-// record is not measured over a few milliseconds).
-func TestMoveQuotaRateIsKafkasRate(t *testing.T) {
+// Kafka: ReplicationQuotaManager measures with SimpleRate over
+// SampledStat: the bytes of the samples younger than window.num x
+// window.size, over the time since the oldest began, counted as at
+// least one whole window (so that a first record is not measured over
+// a few milliseconds).
+func TestMoveQuotaRateIsKafkasSimpleRate(t *testing.T) {
 	q := newMoveQuota(1000, 11, time.Second)
-	q.record(10_000, t0)
+	if r := q.rate(t0); r != 0 {
+		t.Fatalf("rate before any copy: %v, want 0", r)
+	}
+	q.record(1000, t0)
 	if r := q.rate(t0); r != 1000 {
-		t.Fatalf("rate at once: %v, want 10000 B over the 10 s minimum", r)
+		t.Fatalf("rate at once: %v, want 1000 B over the one-window minimum", r)
 	}
 	if d := q.delay(t0); d != 0 {
 		t.Fatalf("delay at the bound: %v, want none (Kafka throttles above it)", d)
@@ -27,9 +31,12 @@ func TestMoveQuotaRateIsKafkasRate(t *testing.T) {
 	if d := q.delay(sec(0.5)); d <= 0 || d > time.Second {
 		t.Fatalf("delay above the bound: %v, want (0, one window]", d)
 	}
+	if r := q.rate(sec(4)); r != 500 {
+		t.Fatalf("rate 4 s after the first record: %v, want 2000 B over 4 s", r)
+	}
 	q.record(2000, sec(12)) // a new sample; the first is now obsolete
-	if r := q.rate(sec(12)); r != 200 {
-		t.Fatalf("rate after the first sample expired: %v, want 2000 B over 10 s", r)
+	if r := q.rate(sec(12)); r != 2000 {
+		t.Fatalf("rate after the first sample expired: %v, want 2000 B over one window", r)
 	}
 	if r := q.rate(sec(30)); r != 0 {
 		t.Fatalf("rate once every sample expired: %v, want 0", r)
@@ -59,8 +66,8 @@ func simulateCopy(q *moveQuota, secs int) []int64 {
 
 // Kafka: ReplicationQuotaManager of type ALTER_LOG_DIRS: over a long
 // copy the bytes per second converge to the bound. After Kafka's
-// initial allowance (the rate of the first bytes is measured over 10
-// windows), every stretch of 11 windows copies at most 11 windows of
+// initial allowance (the rate of the first bytes is measured over one
+// window), every stretch of 11 windows copies at most 11 windows of
 // the bound plus one chunk, and the copy never stalls below it.
 func TestMoveQuotaBoundsALongCopy(t *testing.T) {
 	const bound = 100 << 10
