@@ -107,16 +107,17 @@ func TestWrite(t *testing.T) {
 	s.End()
 	e := &experiment{cfg: config{reps: 1}, s: s, cal: calibration{RTT: time.Microsecond, SendfileBps: 1e9, Cores: 2}}
 	e.out = samples{{"throughput", "rf1", 0, "mb_per_s", 100, "MB/s"}, {"throughput", "rf3", 0, "mb_per_s", 70, "MB/s"},
-		{"catchup", "rf3", 0, "mb_per_s", 900, "MB/s"}}
+		{"catchup", "rf3", 0, "mb_per_s", 900, "MB/s"},
+		{"catchup_throttled", "rf3", 0, "mb_per_s", 18, "MB/s"}, {"catchup_throttled", "rf3", 0, "throttle_mb_per_s", 20, "MB/s"}}
 	if err := e.write(); err != nil {
 		t.Fatal(err)
 	}
 	csv, _ := os.ReadFile(filepath.Join(s.Out, "results.csv"))
-	if n := strings.Count(string(csv), "\n"); n != 4 {
-		t.Fatalf("results.csv has %d lines, want a header and 3 samples:\n%s", n, csv)
+	if n := strings.Count(string(csv), "\n"); n != 6 {
+		t.Fatalf("results.csv has %d lines, want a header and 5 samples:\n%s", n, csv)
 	}
 	md, _ := os.ReadFile(filepath.Join(s.Out, "summary.md"))
-	for _, want := range []string{"## 1. Throughput", "| 100.0 MB/s | 70.0 MB/s | **0.70** |", "## 2. acks=all latency", "## 3. Follower catch-up", "**0.90**", "## 4. CPU", "ratios.png"} {
+	for _, want := range []string{"## 1. Throughput", "| 100.0 MB/s | 70.0 MB/s | **0.70** |", "## 2. acks=all latency", "## 3. Follower catch-up", "**0.90**", "| 20.0 MB/s | 18.0 MB/s | **0.90** | 50.00 |", "## 4. CPU", "ratios.png"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("summary.md lacks %q:\n%s", want, md)
 		}

@@ -21,20 +21,24 @@ type figures struct {
 	// and then appends it (a copy into the page cache, at the follower
 	// append rate), one after the other; the leader's sendfile overlaps
 	// with them through the socket buffers.
-	CatchUpModel  float64
-	CPULeader     float64 // CPU s/MB on the leader, RF3
-	CPUFollower   float64 // CPU s/MB on a follower, RF3 (median over both followers)
-	CPULeaderRF1  float64 // CPU s/MB on the leader, RF1
-	CPUClient     float64 // CPU s/MB of the producers, RF3
-	CPUCeiling    float64 // MB/s: the machine's cores over the CPU every process spends per MB, RF3
-	CPUShareRatio float64 // RF3/RF1 predicted when both runs get the same CPU: CPU per MB of RF1 over that of RF3, every process counted
-	CPUClientRF1  float64 // CPU s/MB of the producers, RF1
-	RTORetransRF3 float64 // TCP retransmissions after a timeout during an RF3 run (median)
-	RTORetransRF1 float64
-	CatchUpRTO    float64 // the same during the catch-up
-	TputP99RF1    float64 // ms, acks=all with RF1
-	TputP99RF3    float64 // ms
-	cal           calibration
+	CatchUpModel float64
+	// CatchUpThrottled is the same catch-up under
+	// follower.replication.throttled.rate (-throttle), MB/s, and
+	// Throttle that rate in MB/s; both 0 without -throttle.
+	CatchUpThrottled, Throttle float64
+	CPULeader                  float64 // CPU s/MB on the leader, RF3
+	CPUFollower                float64 // CPU s/MB on a follower, RF3 (median over both followers)
+	CPULeaderRF1               float64 // CPU s/MB on the leader, RF1
+	CPUClient                  float64 // CPU s/MB of the producers, RF3
+	CPUCeiling                 float64 // MB/s: the machine's cores over the CPU every process spends per MB, RF3
+	CPUShareRatio              float64 // RF3/RF1 predicted when both runs get the same CPU: CPU per MB of RF1 over that of RF3, every process counted
+	CPUClientRF1               float64 // CPU s/MB of the producers, RF1
+	RTORetransRF3              float64 // TCP retransmissions after a timeout during an RF3 run (median)
+	RTORetransRF1              float64
+	CatchUpRTO                 float64 // the same during the catch-up
+	TputP99RF1                 float64 // ms, acks=all with RF1
+	TputP99RF3                 float64 // ms
+	cal                        calibration
 }
 
 // latencyFigures is one latency case: acks=1 and acks=all medians and
@@ -100,6 +104,8 @@ func compute(s samples, cal calibration) figures {
 	f.CatchUp = s.median("catchup", "rf3", "mb_per_s")
 	f.CatchUpBehind = s.median("catchup", "rf3", "bytes_behind")
 	f.CatchUpStart = s.median("catchup", "rf3", "start_s")
+	f.CatchUpThrottled = s.median("catchup_throttled", "rf3", "mb_per_s")
+	f.Throttle = s.median("catchup_throttled", "rf3", "throttle_mb_per_s")
 	if cal.LoopbackBps > 0 && cal.AppendBps > 0 {
 		f.CatchUpModel = 1 / (1e6/cal.LoopbackBps + 1e6/cal.AppendBps)
 	}

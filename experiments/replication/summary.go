@@ -53,6 +53,11 @@ func (e *experiment) summary(f figures, plots []string) string {
 		f.CatchUp, c.SendfileBps/1e6, ratio(f.CatchUp, c.SendfileBps/1e6), f.CatchUpModel, ratio(f.CatchUp, f.CatchUpModel))
 	b.WriteString("The follower's serial limit: 1 / (1 / loopback copy + 1 / follower append): its fetch loop reads each byte from the socket, then appends it, one after the other.\n\n")
 	fmt.Fprintf(&b, "The rate counts from the restarted node serving again until the controller lists it in the ISR. TCP retransmissions after a timeout meanwhile (machine-wide): %.0f.\n\n", f.CatchUpRTO)
+	if f.Throttle > 0 {
+		b.WriteString("The same catch-up under a replication throttle (KIP-73: the topic's follower.replication.throttled.replicas `*`, the cluster default follower.replication.throttled.rate):\n\n")
+		b.WriteString("| throttle | rate to the ISR | rate / throttle | unthrottled rate / throttled |\n|---|---|---|---|\n")
+		fmt.Fprintf(&b, "| %.1f MB/s | %.1f MB/s | **%.2f** | %.2f |\n\n", f.Throttle, f.CatchUpThrottled, ratio(f.CatchUpThrottled, f.Throttle), ratio(f.CatchUp, f.CatchUpThrottled))
+	}
 
 	b.WriteString("## 4. CPU per replicated MB (RF3 throughput runs; /proc/<pid>/stat)\n\n")
 	b.WriteString("| leader, RF3 | follower, RF3 | leader, RF1 | producers, RF3 |\n|---|---|---|---|\n")
