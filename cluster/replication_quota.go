@@ -65,13 +65,15 @@ func (b *Broker) leaderHoldsBack(fp *fetchPart, follower int32) bool {
 func (b *Broker) recordLeaderQuota(version int16, topics []fetchTopic) {
 	q := b.parts.LeaderQuota()
 	var n int64
+	var head []byte // one buffer for every head measured
 	for ti := range topics {
 		for pi := range topics[ti].parts {
 			fp := &topics[ti].parts[pi]
 			if fp.part == nil || fp.records.Len == 0 || !q.IsThrottled(fp.part.TP) {
 				continue
 			}
-			n += int64(len(appendFetchPartitionHead(nil, version, fp))) + fp.records.Len
+			head = appendFetchPartitionHead(head[:0], version, fp)
+			n += int64(len(head)) + fp.records.Len
 		}
 	}
 	q.Record(n)

@@ -84,7 +84,7 @@ func kafkaRate(r int64) int64 { return max(r, 0) }
 // back to 0; math.MaxInt64: unlimited). Copies under way take it at once, waiting
 // ones included.
 func (m *Manager) SetMoveRate(bytesPerSecond int64) {
-	m.moveQuota.setBound(max(bytesPerSecond, 0))
+	m.moveQuota.setBound(kafkaRate(bytesPerSecond))
 }
 
 // awaitMoveQuota waits while the moves' copy rate is above its bound
